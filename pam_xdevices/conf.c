@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* xdevices.conf: defaults, the file parser and the module-argument parser.
+ *
+ * The config decides who may touch devices, so it is trusted only when it is
+ * a root-owned regular file that nobody else can write (OpenDoas' rule), and
+ * a file that fails to parse changes nothing: no half-applied settings. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+static const char *const class_names[_XDEV_CLASS_MAX] = {
+        [XDEV_CLASS_VT] = "vt",
+        [XDEV_CLASS_DRM] = "drm",
+        [XDEV_CLASS_INPUT] = "input",
+        [XDEV_CLASS_CONSOLE] = "console",
+};
+
+const char *xdev_class_to_string(enum xdev_class c) {
+        return (unsigned) c < _XDEV_CLASS_MAX ? class_names[c] : "?";
+}
+
+int xdev_class_from_string(const char *s) {
+        for (int i = 0; i < _XDEV_CLASS_MAX; i++)
+                if (s && strcmp(s, class_names[i]) == 0)
+                        return i;
+        return -EINVAL;
+}
+
+unsigned xdev_class_major(enum xdev_class c) {
+        switch (c) {
+        case XDEV_CLASS_DRM:
+                return 226;
+        case XDEV_CLASS_INPUT:
+                return 13;
+        case XDEV_CLASS_VT:
+        case XDEV_CLASS_CONSOLE:
+        default:
+                return 4;
+        }
+}
+
+const char *xdev_access_to_string(enum xdev_access a) {
+        switch (a) {
+        case XDEV_ACCESS_R:
+                return "r";
+        case XDEV_ACCESS_RW:
+                return "rw";
+        case XDEV_ACCESS_OFF:
+        default:
+                return "off";
+        }
+}
+
+void xdev_config_init(struct xdev_config *config) {
+        *config = (struct xdev_config) {
+                .mode = XDEV_GRANT_ACL,
+                .access = {
+                        [XDEV_CLASS_VT] = XDEV_ACCESS_RW,
+                        [XDEV_CLASS_DRM] = XDEV_ACCESS_RW,
+                        [XDEV_CLASS_INPUT] = XDEV_ACCESS_RW,
+                        [XDEV_CLASS_CONSOLE] = XDEV_ACCESS_OFF,
+                },
+                .source = XDEV_SOURCE_AUTO,
+                .lingering = XDEV_LINGER_REVOKE,
+                .linger_grace_ms = 2000,
+        };
+}
+
+void xdev_config_free(struct xdev_config *config) {
+        if (!config)
+                return;
+        for (size_t i = 0; i < config->n_globs; i++)
+                free(config->globs[i].pattern);
+        for (size_t i = 0; i < config->n_services; i++)
+                free(config->services[i]);
+        for (size_t i = 0; i < config->n_deny_services; i++)
+                free(config->deny_services[i]);
+        config->n_globs = config->n_services = config->n_deny_services = 0;
+}
+
+static int config_copy(struct xdev_config *dst, const struct xdev_config *src) {
+        *dst = *src;
+        dst->n_globs = dst->n_services = dst->n_deny_services = 0;
+        for (size_t i = 0; i < src->n_globs; i++) {
+                dst->globs[i].class = src->globs[i].class;
+                dst->globs[i].pattern = strdup(src->globs[i].pattern);
+                if (!dst->globs[i].pattern)
+                        goto fail;
+                dst->n_globs++;
+        }
+        for (size_t i = 0; i < src->n_services; i++) {
+                dst->services[i] = strdup(src->services[i]);
+                if (!dst->services[i])
+                        goto fail;
+                dst->n_services++;
+        }
+        for (size_t i = 0; i < src->n_deny_services; i++) {
+                dst->deny_services[i] = strdup(src->deny_services[i]);
+                if (!dst->deny_services[i])
+                        goto fail;
+                dst->n_deny_services++;
+        }
+        return 0;
+fail:
+        xdev_config_free(dst);
+        return -ENOMEM;
+}
+
+static int parse_bool(const char *v, bool *ret) {
+        if (strcmp(v, "yes") == 0 || strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+                *ret = true;
+        else if (strcmp(v, "no") == 0 || strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+                *ret = false;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+static int parse_access(const char *v, enum xdev_access *ret) {
+        if (strcmp(v, "off") == 0)
+                *ret = XDEV_ACCESS_OFF;
+        else if (strcmp(v, "r") == 0)
+                *ret = XDEV_ACCESS_R;
+        else if (strcmp(v, "rw") == 0)
+                *ret = XDEV_ACCESS_RW;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+/* A glob must stay inside /dev: the same rules as a stored path, with the
+ * glob characters * ? [ ] allowed on top. */
+static bool glob_is_valid(const char *pattern) {
+        char tmp[256];
+        size_t n = strlen(pattern);
+
+        if (n >= sizeof tmp)
+                return false;
+        for (size_t i = 0; i <= n; i++) {
+                char c = pattern[i];
+                tmp[i] = (c == '*' || c == '?' || c == '[' || c == ']') ? 'x' : c;
+        }
+        return xdev_path_is_valid(tmp);
+}
+
+/* "a,b c" into LIST (replacing its contents); all-or-nothing. */
+static int parse_list(const char *v, char **list, size_t *n_list) {
+        char *copy = NULL, *items[XDEV_SERVICES_MAX];
+        size_t n = 0;
+        int r = 0;
+
+        copy = strdup(v);
+        if (!copy)
+                return -ENOMEM;
+        for (char *save = NULL, *tok = strtok_r(copy, ", \t", &save); tok;
+             tok = strtok_r(NULL, ", \t", &save)) {
+                if (n >= XDEV_SERVICES_MAX) {
+                        r = -E2BIG;
+                        goto out;
+                }
+                if (!xdev_name_is_valid(tok, XDEV_NAME_MAX)) {
+                        r = -EINVAL;
+                        goto out;
+                }
+                items[n] = strdup(tok);
+                if (!items[n]) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                n++;
+        }
+        for (size_t i = 0; i < *n_list; i++)
+                free(list[i]);
+        for (size_t i = 0; i < n; i++)
+                list[i] = items[i];
+        *n_list = n;
+        n = 0;
+out:
+        for (size_t i = 0; i < n; i++)
+                free(items[i]);
+        free(copy);
+        return r;
+}
+
+int xdev_config_set(struct xdev_config *config, const char *key, const char *value) {
+        int c;
+
+        if (strcmp(key, "debug") == 0)
+                return value ? parse_bool(value, &config->debug) : (config->debug = true, 0);
+        if (!value)
+                return xdev_class_from_string(key) >= 0 || strcmp(key, "mode") == 0 ? -EINVAL : -ENOENT;
+
+        if (strcmp(key, "mode") == 0) {
+                if (strcmp(value, "acl") == 0)
+                        config->mode = XDEV_GRANT_ACL;
+                else if (strcmp(value, "chown") == 0)
+                        config->mode = XDEV_GRANT_CHOWN;
+                else
+                        return -EINVAL;
+                return 0;
+        }
+        c = xdev_class_from_string(key);
+        if (c >= 0)
+                return parse_access(value, &config->access[c]);
+        if (strcmp(key, "devices") == 0) {
+                if (strcmp(value, "auto") == 0)
+                        config->source = XDEV_SOURCE_AUTO;
+                else if (strcmp(value, "udev") == 0)
+                        config->source = XDEV_SOURCE_UDEV;
+                else if (strcmp(value, "glob") == 0)
+                        config->source = XDEV_SOURCE_GLOB;
+                else
+                        return -EINVAL;
+                return 0;
+        }
+        if (strcmp(key, "glob") == 0) {
+                /* glob = CLASS:/dev/PATTERN, repeatable */
+                const char *colon = strchr(value, ':');
+                char cls[16];
+                if (!colon || (size_t) (colon - value) >= sizeof cls)
+                        return -EINVAL;
+                memcpy(cls, value, (size_t) (colon - value));
+                cls[colon - value] = '\0';
+                c = xdev_class_from_string(cls);
+                if (c < 0 || c == XDEV_CLASS_VT || !glob_is_valid(colon + 1))
+                        return -EINVAL;
+                if (config->n_globs >= XDEV_GLOBS_MAX)
+                        return -E2BIG;
+                char *p = strdup(colon + 1);
+                if (!p)
+                        return -ENOMEM;
+                config->globs[config->n_globs++] = (struct xdev_glob) { .class = c, .pattern = p };
+                return 0;
+        }
+        if (strcmp(key, "services") == 0)
+                return parse_list(value, config->services, &config->n_services);
+        if (strcmp(key, "deny_services") == 0)
+                return parse_list(value, config->deny_services, &config->n_deny_services);
+        if (strcmp(key, "logind") == 0) {
+                if (strcmp(value, "standdown") == 0)
+                        config->ignore_logind = false;
+                else if (strcmp(value, "ignore") == 0)
+                        config->ignore_logind = true;
+                else
+                        return -EINVAL;
+                return 0;
+        }
+        if (strcmp(key, "lingering") == 0) {
+                if (strcmp(value, "revoke") == 0)
+                        config->lingering = XDEV_LINGER_REVOKE;
+                else if (strcmp(value, "kill") == 0)
+                        config->lingering = XDEV_LINGER_KILL;
+                else if (strcmp(value, "warn") == 0)
+                        config->lingering = XDEV_LINGER_WARN;
+                else
+                        return -EINVAL;
+                return 0;
+        }
+        if (strcmp(key, "linger_grace") == 0) {
+                uint64_t ms;
+                if (xdev_parse_uint(value, 60000, &ms) < 0)
+                        return -EINVAL;
+                config->linger_grace_ms = (unsigned) ms;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+static char *strip(char *s) {
+        char *e;
+
+        while (*s == ' ' || *s == '\t')
+                s++;
+        e = s + strlen(s);
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+                *--e = '\0';
+        return s;
+}
+
+/* One line into TMP; returns 0, or -EINVAL with a message logged. */
+static int parse_line(struct xdev_config *tmp, char *line, const char *where, unsigned lineno,
+                      const struct xdev_log *log) {
+        char *key, *value, *eq;
+        int r;
+
+        for (char *p = line; *p; p++)
+                if ((unsigned char) *p < 0x20 && *p != '\t') {
+                        xdev_log(log, LOG_ERR, "\"%s\":%u: control character in line", where, lineno);
+                        return -EINVAL;
+                }
+        key = strip(line);
+        if (*key == '\0' || *key == '#')
+                return 0;
+        eq = strchr(key, '=');
+        if (eq) {
+                *eq = '\0';
+                value = strip(eq + 1);
+                key = strip(key);
+        } else
+                value = NULL;
+        r = xdev_config_set(tmp, key, value);
+        if (r == -ENOENT) {
+                xdev_log(log, LOG_WARNING, "\"%s\":%u: unknown key \"%s\", ignoring", where, lineno, key);
+                return 0;
+        }
+        if (r < 0) {
+                xdev_log(log, LOG_ERR, "\"%s\":%u: bad value for \"%s\"", where, lineno, key);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len,
+                      const char *where, const struct xdev_log *log) {
+        struct xdev_config tmp;
+        char line[XDEV_CONF_LINE_MAX + 1];
+        unsigned lineno = 0;
+        size_t pos = 0;
+        int r;
+
+        if (memchr(buf, '\0', len)) {
+                xdev_log(log, LOG_ERR, "\"%s\": NUL byte in file", where);
+                return -EINVAL;
+        }
+        r = config_copy(&tmp, config);
+        if (r < 0)
+                return r;
+        while (pos < len) {
+                const char *nl = memchr(buf + pos, '\n', len - pos);
+                size_t n = nl ? (size_t) (nl - (buf + pos)) : len - pos;
+                lineno++;
+                if (n > XDEV_CONF_LINE_MAX) {
+                        xdev_log(log, LOG_ERR, "\"%s\":%u: line longer than %d bytes", where, lineno,
+                                 XDEV_CONF_LINE_MAX);
+                        r = -EINVAL;
+                        goto fail;
+                }
+                memcpy(line, buf + pos, n);
+                line[n] = '\0';
+                pos += n + (nl ? 1 : 0);
+                r = parse_line(&tmp, line, where, lineno, log);
+                if (r < 0)
+                        goto fail;
+        }
+        xdev_config_free(config);
+        *config = tmp;
+        return 0;
+fail:
+        xdev_config_free(&tmp);
+        return r;
+}
+
+/* Reads a trusted config file through one fd; -ENOENT if it does not exist. */
+static int read_trusted(int dirfd, const char *name, const char *where, char **ret, size_t *ret_len,
+                        const struct xdev_log *log) {
+        struct stat st;
+        char *buf = NULL;
+        size_t len = 0;
+        int fd, r;
+
+        fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                r = -errno;
+                if (r != -ENOENT)
+                        xdev_log(log, LOG_ERR, "cannot open config \"%s\": %s", where, strerror(-r));
+                return r;
+        }
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                goto out;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                xdev_log(log, LOG_ERR, "config \"%s\" is not a regular file", where);
+                r = -EPERM;
+                goto out;
+        }
+        if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+                xdev_log(log, LOG_ERR, "config \"%s\" must be owned by root and not writable by group or others", where);
+                r = -EPERM;
+                goto out;
+        }
+        if (st.st_size > XDEV_CONF_FILE_MAX) {
+                xdev_log(log, LOG_ERR, "config \"%s\" is larger than %d bytes", where, XDEV_CONF_FILE_MAX);
+                r = -EFBIG;
+                goto out;
+        }
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf) {
+                r = -ENOMEM;
+                goto out;
+        }
+        while (len < (size_t) st.st_size) {
+                ssize_t n = read(fd, buf + len, (size_t) st.st_size - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = '\0';
+        *ret = buf;
+        *ret_len = len;
+        buf = NULL;
+        r = 0;
+out:
+        free(buf);
+        (void) close(fd);
+        return r;
+}
+
+static int cmp_names(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int xdev_config_load(struct xdev_config *config, const char *path, const struct xdev_log *log) {
+        struct xdev_config tmp;
+        char dir[256], dropdir[300], where[600];
+        const char *base, *slash;
+        char *buf = NULL, *names[XDEV_CONF_DROPINS_MAX];
+        size_t len, n_names = 0;
+        int cfd = -1, dfd = -1, r;
+        DIR *d = NULL;
+
+        if (!path || path[0] != '/' || strlen(path) >= sizeof dir) {
+                xdev_log(log, LOG_ERR, "config path \"%s\" is not absolute", path ? path : "");
+                return -EINVAL;
+        }
+        slash = strrchr(path, '/');
+        base = slash + 1;
+        memcpy(dir, path, (size_t) (slash - path));
+        dir[slash - path] = '\0';
+        if (dir[0] == '\0')
+                strcpy(dir, "/");
+
+        r = config_copy(&tmp, config);
+        if (r < 0)
+                return r;
+
+        cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cfd < 0) {
+                r = -errno;
+                if (r == -ENOENT)
+                        r = 0;
+                goto out;
+        }
+        r = read_trusted(cfd, base, path, &buf, &len, log);
+        if (r == 0) {
+                r = xdev_config_parse(&tmp, buf, len, path, log);
+                free(buf);
+                buf = NULL;
+                if (r < 0)
+                        goto out;
+        } else if (r != -ENOENT)
+                goto out;
+
+        /* Drop-ins: <dir>/xdevices.d/ *.conf, lexical order, later wins. */
+        (void) snprintf(dropdir, sizeof dropdir, "%s/xdevices.d", strcmp(dir, "/") ? dir : "");
+        dfd = openat(cfd, "xdevices.d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0) {
+                r = (errno == ENOENT) ? 0 : -errno;
+                if (r < 0)
+                        xdev_log(log, LOG_ERR, "cannot open \"%s\": %s", dropdir, strerror(-r));
+                goto done;
+        }
+        d = fdopendir(dfd);
+        if (!d) {
+                r = -errno;
+                goto out;
+        }
+        dfd = -1;
+        for (struct dirent *de; (de = readdir(d));) {
+                size_t nl = strlen(de->d_name);
+                if (de->d_name[0] == '.' || nl < 6 || strcmp(de->d_name + nl - 5, ".conf") != 0)
+                        continue;
+                if (n_names >= XDEV_CONF_DROPINS_MAX) {
+                        xdev_log(log, LOG_ERR, "more than %d files in \"%s\"", XDEV_CONF_DROPINS_MAX, dropdir);
+                        r = -E2BIG;
+                        goto out;
+                }
+                names[n_names] = strdup(de->d_name);
+                if (!names[n_names]) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                n_names++;
+        }
+        qsort(names, n_names, sizeof names[0], cmp_names);
+        for (size_t i = 0; i < n_names; i++) {
+                (void) snprintf(where, sizeof where, "%s/%s", dropdir, names[i]);
+                r = read_trusted(dirfd(d), names[i], where, &buf, &len, log);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        goto out;
+                r = xdev_config_parse(&tmp, buf, len, where, log);
+                free(buf);
+                buf = NULL;
+                if (r < 0)
+                        goto out;
+        }
+done:
+        r = 0;
+        xdev_config_free(config);
+        *config = tmp;
+        tmp.n_globs = tmp.n_services = tmp.n_deny_services = 0;
+out:
+        xdev_config_free(&tmp);
+        for (size_t i = 0; i < n_names; i++)
+                free(names[i]);
+        if (d)
+                (void) closedir(d);
+        if (dfd >= 0)
+                (void) close(dfd);
+        if (cfd >= 0)
+                (void) close(cfd);
+        return r;
+}
+
+int xdev_config_parse_args(struct xdev_config *config, int argc, const char **argv,
+                           const char **ret_conf, const struct xdev_log *log) {
+        struct xdev_config tmp;
+        int r;
+
+        r = config_copy(&tmp, config);
+        if (r < 0)
+                return r;
+        for (int i = 0; i < argc; i++) {
+                char key[64];
+                const char *arg = argv[i], *eq = strchr(arg, '=');
+                const char *value = eq ? eq + 1 : NULL;
+                size_t kl = eq ? (size_t) (eq - arg) : strlen(arg);
+
+                if (kl == 0 || kl >= sizeof key) {
+                        xdev_log(log, LOG_ERR, "bad module argument \"%s\"", arg);
+                        r = -EINVAL;
+                        goto fail;
+                }
+                memcpy(key, arg, kl);
+                key[kl] = '\0';
+                if (strcmp(key, "conf") == 0) {
+                        if (!value || value[0] != '/') {
+                                xdev_log(log, LOG_ERR, "conf= needs an absolute path");
+                                r = -EINVAL;
+                                goto fail;
+                        }
+                        if (ret_conf)
+                                *ret_conf = value;
+                        continue;
+                }
+                r = xdev_config_set(&tmp, key, value);
+                if (r == -ENOENT) {
+                        xdev_log(log, LOG_WARNING, "unknown module argument \"%s\", ignoring", key);
+                        continue;
+                }
+                if (r < 0) {
+                        xdev_log(log, LOG_ERR, "bad value in module argument \"%s\"", arg);
+                        goto fail;
+                }
+        }
+        xdev_config_free(config);
+        *config = tmp;
+        return 0;
+fail:
+        xdev_config_free(&tmp);
+        return r;
+}
+
+bool xdev_config_service_allowed(const struct xdev_config *config, const char *service) {
+        if (!service)
+                return false;
+        for (size_t i = 0; i < config->n_deny_services; i++)
+                if (strcmp(config->deny_services[i], service) == 0)
+                        return false;
+        if (config->n_services == 0)
+                return true;
+        for (size_t i = 0; i < config->n_services; i++)
+                if (strcmp(config->services[i], service) == 0)
+                        return true;
+        return false;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* xdevices.conf: defaults, the file parser and the module-argument parser. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util.h"
+
+enum xdev_class {
+        XDEV_CLASS_VT,      /* the login VT, /dev/ttyN, 1 <= N <= 63 */
+        XDEV_CLASS_DRM,     /* card*, renderD*, major 226 */
+        XDEV_CLASS_INPUT,   /* event*, mouse*, mice, js*, major 13 */
+        XDEV_CLASS_CONSOLE, /* /dev/tty0, opt-in: it follows the foreground VT */
+        _XDEV_CLASS_MAX,
+};
+
+/* Permission bits as in an ACL entry. */
+enum xdev_access {
+        XDEV_ACCESS_OFF = 0,
+        XDEV_ACCESS_R = 4,
+        XDEV_ACCESS_RW = 6,
+};
+
+enum xdev_grant_mode { XDEV_GRANT_ACL, XDEV_GRANT_CHOWN };
+enum xdev_source { XDEV_SOURCE_AUTO, XDEV_SOURCE_UDEV, XDEV_SOURCE_GLOB };
+enum xdev_linger { XDEV_LINGER_REVOKE, XDEV_LINGER_KILL, XDEV_LINGER_WARN };
+
+#define XDEV_CONF_LINE_MAX 1024
+#define XDEV_CONF_FILE_MAX (64 * 1024)
+#define XDEV_CONF_DROPINS_MAX 64
+#define XDEV_GLOBS_MAX 32
+#define XDEV_SERVICES_MAX 32
+#define XDEV_NAME_MAX 32
+#define XDEV_DEFAULT_CONF SYSCONFDIR "/security/xdevices.conf"
+
+struct xdev_glob {
+        enum xdev_class class;
+        char *pattern;
+};
+
+struct xdev_config {
+        bool debug;
+        enum xdev_grant_mode mode;
+        enum xdev_access access[_XDEV_CLASS_MAX];
+        enum xdev_source source;
+        struct xdev_glob globs[XDEV_GLOBS_MAX];
+        size_t n_globs;
+        char *services[XDEV_SERVICES_MAX]; /* allow list; empty = any */
+        size_t n_services;
+        char *deny_services[XDEV_SERVICES_MAX];
+        size_t n_deny_services;
+        bool ignore_logind;
+        enum xdev_linger lingering;
+        unsigned linger_grace_ms;
+};
+
+const char *xdev_class_to_string(enum xdev_class c);
+int xdev_class_from_string(const char *s);   /* class or -EINVAL */
+unsigned xdev_class_major(enum xdev_class c);
+const char *xdev_access_to_string(enum xdev_access a);
+
+/* Fills CONFIG with the built-in defaults (no globs, no services list). */
+void xdev_config_init(struct xdev_config *config);
+void xdev_config_free(struct xdev_config *config);
+
+/* Applies one "key=value" (or "debug"). Returns 0, -ENOENT for an unknown key
+ * (the caller logs and goes on), -EINVAL for a bad value or -E2BIG for a full
+ * list; CONFIG is unchanged on failure. */
+int xdev_config_set(struct xdev_config *config, const char *key, const char *value);
+
+/* Parses a buffer in xdevices.conf syntax. Any malformed line makes the whole
+ * buffer fail and leaves CONFIG unchanged; unknown keys are logged and
+ * skipped. WHERE names the source in messages. */
+int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len,
+                      const char *where, const struct xdev_log *log);
+
+/* Reads PATH (must be a root-owned regular file, not group/world-writable,
+ * opened without following links) and then PATH's sibling "xdevices.d/
+ * *.conf" in lexical order. A missing main file is fine (defaults).
+ * Returns 0 or -errno; on failure CONFIG is back to what it was. */
+int xdev_config_load(struct xdev_config *config, const char *path, const struct xdev_log *log);
+
+/* Module arguments: "debug", "conf=PATH" (taken out into *ret_conf), and the
+ * same keys as the file. Malformed values fail the whole argument list. */
+int xdev_config_parse_args(struct xdev_config *config, int argc, const char **argv,
+                           const char **ret_conf, const struct xdev_log *log);
+
+bool xdev_config_service_allowed(const struct xdev_config *config, const char *service);

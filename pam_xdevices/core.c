@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The operations behind pam_xdevices.so and xdevices(8).
+ *
+ * Rules this file keeps:
+ *  1. Everything happens under the state lock: load, decide, save, act.
+ *  2. The ledger is saved before the first change to a node, so a crash at
+ *     any point leaves a state from which gc restores every node.
+ *  3. Nodes are changed to what the saved state says (converge), which is
+ *     idempotent: redoing an interrupted operation is always safe.
+ *  4. Deny by default: a login that cannot be granted completely is rolled
+ *     back; a node whose restore failed stays in the ledger for the next gc. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "devices.h"
+#include "node.h"
+#include "tty.h"
+
+struct txn {
+        struct xdev_store store;
+        struct xdev_state state;
+        int active_vt;
+};
+
+void xdev_ctx_init(struct xdev_ctx *ctx) {
+        *ctx = (struct xdev_ctx) { .config_ok = true, .statedir = XDEV_STATEDIR };
+        xdev_config_init(&ctx->config);
+}
+
+void xdev_ctx_done(struct xdev_ctx *ctx) {
+        xdev_config_free(&ctx->config);
+}
+
+static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
+        unsigned line = 0;
+        int r;
+
+        *t = (struct txn) { .store = { -1, -1 } };
+        r = xdev_store_open(&t->store, ctx->statedir);
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot use state directory \"%s\": %s%s", ctx->statedir,
+                         strerror(-r), r == -EPERM ? " (it must be a root-owned 0700 directory)" : "");
+                return r;
+        }
+        r = xdev_store_load(&t->store, &t->state, &line);
+        if (r < 0) {
+                if (r == -EBADMSG)
+                        xdev_log(&ctx->log, LOG_ERR,
+                                 "state file \"%s/state\" is damaged at line %u; refusing to grant (\"xdevices reset --force\" clears it)",
+                                 ctx->statedir, line);
+                else
+                        xdev_log(&ctx->log, LOG_ERR, "cannot read state file \"%s/state\": %s%s", ctx->statedir,
+                                 strerror(-r), r == -EPERM ? " (not a root-owned private regular file)" : "");
+                xdev_store_close(&t->store);
+                return r;
+        }
+        t->active_vt = xdev_vt_active();
+        return 0;
+}
+
+static void txn_end(struct txn *t) {
+        xdev_state_free(&t->state);
+        xdev_store_close(&t->store);
+}
+
+static int reap(struct xdev_ctx *ctx, struct txn *t) {
+        int n = 0;
+
+        for (size_t i = t->state.n_sessions; i-- > 0;) {
+                const struct xdev_session *s = &t->state.sessions[i];
+                if (xdev_pid_is_alive(s->pid, s->start))
+                        continue;
+                xdev_log(&ctx->log, LOG_NOTICE, "reaping session of \"%s\" on tty%u: leader %d is gone",
+                         s->user, s->vt, (int) s->pid);
+                xdev_state_remove_session(&t->state, i);
+                n++;
+        }
+        return n;
+}
+
+static void node_set_grant(struct xdev_node *n, bool granted, uid_t uid, enum xdev_access perm,
+                           enum xdev_grant_mode gmode) {
+        if (!granted) {
+                if (n->granted)
+                        n->dirty = true;
+                n->granted = false;
+                return;
+        }
+        if (!n->granted || n->grantee != uid || n->perm != perm || n->gmode != gmode)
+                n->dirty = true;
+        n->granted = true;
+        n->grantee = uid;
+        n->perm = perm;
+        n->gmode = gmode;
+}
+
+/* Makes sure the ledger has an entry for the node at PATH and that it wants
+ * UID to have PERM. A recorded node that was replaced is forgotten first.
+ * EXPECT, when not 0, is the rdev the caller was told (udev). */
+static int ledger_want(struct xdev_ctx *ctx, struct txn *t, const char *path, enum xdev_class class,
+                       dev_t expect, uid_t uid, enum xdev_access perm) {
+        struct xdev_node rec = { 0 };
+        struct stat st;
+        ssize_t idx;
+        int fd, r;
+
+        r = xdev_node_open(path, class, &fd, &st);
+        if (r < 0) {
+                if (r == -ENOTTY)
+                        xdev_log(&ctx->log, LOG_WARNING,
+                                 "\"%s\" is not a %s device node (symlink, other type or major), ignoring", path,
+                                 xdev_class_to_string(class));
+                else if (r != -ENOENT)
+                        xdev_log(&ctx->log, LOG_WARNING, "cannot open \"%s\": %s, ignoring", path, strerror(-r));
+                return r;
+        }
+        if (expect != 0 && st.st_rdev != expect) {
+                xdev_log(&ctx->log, LOG_WARNING, "\"%s\" is %u:%u, not the %u:%u announced, ignoring", path,
+                         major(st.st_rdev), minor(st.st_rdev), major(expect), minor(expect));
+                r = -ESTALE;
+                goto out;
+        }
+        idx = xdev_state_find_node(&t->state, path);
+        if (idx >= 0) {
+                struct xdev_node *n = &t->state.nodes[idx];
+                if (n->fsdev == st.st_dev && n->ino == st.st_ino && n->rdev == st.st_rdev) {
+                        node_set_grant(n, true, uid, perm, ctx->config.mode);
+                        r = 0;
+                        goto out;
+                }
+                xdev_debug(&ctx->log, "\"%s\" was replaced since it was recorded; recording anew", path);
+                xdev_state_remove_node(&t->state, (size_t) idx);
+        }
+        rec.path = (char *) path;
+        rec.class = class;
+        r = xdev_node_snapshot(fd, &st, &rec);
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_WARNING, "cannot read the state of \"%s\": %s, ignoring", path, strerror(-r));
+                goto out;
+        }
+        if (ctx->config.mode == XDEV_GRANT_ACL && !rec.acl) {
+                xdev_log(&ctx->log, LOG_ERR, "\"%s\" is on a file system without ACLs; use mode=chown", path);
+                r = -EOPNOTSUPP;
+                goto out;
+        }
+        node_set_grant(&rec, true, uid, perm, ctx->config.mode);
+        rec.dirty = true;
+        r = xdev_state_add_node(&t->state, &rec);
+out:
+        free(rec.acl);
+        (void) close(fd);
+        return r;
+}
+
+/* Who should have each recorded node now. VTs go to the latest session on
+ * them, shared nodes to the holder. */
+static void plan_ledger(const struct xdev_ctx *ctx, struct txn *t) {
+        for (size_t i = 0; i < t->state.n_nodes; i++) {
+                struct xdev_node *n = &t->state.nodes[i];
+                if (n->class == XDEV_CLASS_VT) {
+                        const struct xdev_session *owner = NULL;
+                        for (size_t j = 0; j < t->state.n_sessions; j++)
+                                if (n->rdev == makedev(4, t->state.sessions[j].vt))
+                                        owner = &t->state.sessions[j];
+                        if (owner)
+                                node_set_grant(n, true, owner->uid, n->granted ? n->perm : ctx->config.access[n->class],
+                                               n->granted ? n->gmode : ctx->config.mode);
+                        else
+                                node_set_grant(n, false, 0, 0, 0);
+                } else if (t->state.has_holder && (n->granted || ctx->config.access[n->class] != XDEV_ACCESS_OFF))
+                        node_set_grant(n, true, t->state.holder, n->granted ? n->perm : ctx->config.access[n->class],
+                                       n->granted ? n->gmode : ctx->config.mode);
+                else
+                        node_set_grant(n, false, 0, 0, 0);
+        }
+}
+
+/* Adds every enumerated shared device to the ledger for the holder. */
+static int plan_enumerate(struct xdev_ctx *ctx, struct txn *t) {
+        struct xdev_device_list list = { 0 };
+        int r;
+
+        if (!t->state.has_holder || !ctx->config_ok)
+                return 0;
+        r = xdev_devices_enumerate(&ctx->config, &list, &ctx->log);
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot enumerate devices: %s", strerror(-r));
+                return r;
+        }
+        for (size_t i = 0; i < list.n; i++) {
+                r = ledger_want(ctx, t, list.items[i].path, list.items[i].class, list.items[i].devnum,
+                                t->state.holder, ctx->config.access[list.items[i].class]);
+                if (r == -ENOMEM || r == -E2BIG || r == -EOPNOTSUPP)
+                        goto out;
+        }
+        r = 0;
+out:
+        xdev_device_list_free(&list);
+        return r;
+}
+
+/* Saves the plan, converges every dirty node, then drops restored entries.
+ * Returns the number of grants that failed (each already put back), or
+ * -errno when the state could not be saved (nothing was changed then). */
+static int commit(struct xdev_ctx *ctx, struct txn *t, bool all) {
+        int failed = 0, r;
+        bool pruned = false;
+
+        r = xdev_store_save(&t->store, &t->state);
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot save state in \"%s\": %s; nothing changed", ctx->statedir,
+                         strerror(-r));
+                return r;
+        }
+        for (size_t i = 0; i < t->state.n_nodes; i++) {
+                struct xdev_node *n = &t->state.nodes[i];
+                if (!n->dirty && !all)
+                        continue;
+                r = xdev_node_converge(n);
+                n->dirty = false;
+                if (r == 0) {
+                        xdev_debug(&ctx->log, "\"%s\": %s", n->path, n->granted ? "granted" : "restored");
+                        if (!n->granted)
+                                n->dirty = true; /* mark for pruning */
+                        continue;
+                }
+                if (r == -ENOENT || r == -ESTALE) {
+                        xdev_log(&ctx->log, LOG_NOTICE, "\"%s\" %s since it was recorded; forgetting it", n->path,
+                                 r == -ENOENT ? "is gone" : "was replaced by another node");
+                        n->granted = false;
+                        n->dirty = true;
+                        continue;
+                }
+                if (n->granted) {
+                        xdev_log(&ctx->log, LOG_ERR, "cannot grant \"%s\": %s", n->path, strerror(-r));
+                        failed++;
+                } else
+                        xdev_log(&ctx->log, LOG_ERR, "cannot restore \"%s\": %s; will retry", n->path, strerror(-r));
+        }
+        for (size_t i = t->state.n_nodes; i-- > 0;)
+                if (t->state.nodes[i].dirty && !t->state.nodes[i].granted) {
+                        xdev_state_remove_node(&t->state, i);
+                        pruned = true;
+                }
+        if (pruned) {
+                r = xdev_store_save(&t->store, &t->state);
+                if (r < 0)
+                        xdev_log(&ctx->log, LOG_WARNING, "cannot save state after restoring: %s, ignoring",
+                                 strerror(-r));
+        }
+        return failed;
+}
+
+int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
+        struct xdev_session s = { 0 };
+        struct txn t;
+        bool had_holder;
+        uid_t old_holder;
+        int r, failed;
+
+        if (!xdev_name_is_valid(login->user, XDEV_NAME_MAX) || !xdev_name_is_valid(login->service, XDEV_NAME_MAX) ||
+            login->vt < 1 || login->vt > XDEV_VT_MAX)
+                return -EINVAL;
+        if (!ctx->config_ok)
+                return -EINVAL;
+        r = txn_begin(ctx, &t);
+        if (r < 0)
+                return r;
+        (void) reap(ctx, &t);
+        if (xdev_state_find_session(&t.state, login->pid, login->start) >= 0) {
+                r = t.state.has_holder && t.state.holder == login->uid;
+                goto out;
+        }
+        xdev_state_elect(&t.state, t.active_vt);
+        had_holder = t.state.has_holder;
+        old_holder = t.state.holder;
+
+        s.uid = login->uid;
+        strcpy(s.user, login->user);
+        strcpy(s.service, login->service);
+        s.vt = login->vt;
+        s.pid = login->pid;
+        s.start = login->start;
+        s.since = (int64_t) time(NULL);
+        r = xdev_state_add_session(&t.state, &s);
+        if (r < 0)
+                goto out;
+        if (!t.state.has_holder) {
+                t.state.has_holder = true;
+                t.state.holder = login->uid;
+        }
+        plan_ledger(ctx, &t);
+        if (ctx->config.access[XDEV_CLASS_VT] != XDEV_ACCESS_OFF) {
+                char path[32];
+                (void) snprintf(path, sizeof path, "/dev/tty%u", login->vt);
+                r = ledger_want(ctx, &t, path, XDEV_CLASS_VT, makedev(4, login->vt), login->uid,
+                                ctx->config.access[XDEV_CLASS_VT]);
+                if (r < 0)
+                        goto rollback_nosave;
+        }
+        if (t.state.holder == login->uid) {
+                r = plan_enumerate(ctx, &t);
+                if (r < 0)
+                        goto rollback_nosave;
+        }
+        if (had_holder && old_holder != t.state.holder)
+                xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u", (unsigned) t.state.holder);
+        xdev_fault_point("open-before-commit");
+        failed = commit(ctx, &t, false);
+        if (failed < 0) {
+                r = failed;
+                goto out;
+        }
+        if (failed > 0) {
+                xdev_log(&ctx->log, LOG_ERR, "%d node(s) could not be granted; undoing this session's grants",
+                         failed);
+                ssize_t idx = xdev_state_find_session(&t.state, login->pid, login->start);
+                if (idx >= 0)
+                        xdev_state_remove_session(&t.state, (size_t) idx);
+                xdev_state_elect(&t.state, t.active_vt);
+                plan_ledger(ctx, &t);
+                (void) commit(ctx, &t, false);
+                r = -EIO;
+                goto out;
+        }
+        xdev_fault_point("open-after-commit");
+        r = t.state.has_holder && t.state.holder == login->uid;
+        goto out;
+
+rollback_nosave:
+        /* Nothing was saved or changed yet: dropping the plan is the undo. */
+        xdev_log(&ctx->log, LOG_ERR, "cannot prepare grants (%s); granting nothing", strerror(-r));
+out:
+        txn_end(&t);
+        return r;
+}
+
+int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
+        struct txn t;
+        ssize_t idx;
+        bool had_holder;
+        uid_t old_holder;
+        int r;
+
+        r = txn_begin(ctx, &t);
+        if (r < 0)
+                return r;
+        (void) reap(ctx, &t);
+        idx = xdev_state_find_session(&t.state, pid, start);
+        if (idx < 0) {
+                r = -ENOENT;
+                goto out;
+        }
+        xdev_state_remove_session(&t.state, (size_t) idx);
+        had_holder = t.state.has_holder;
+        old_holder = t.state.holder;
+        xdev_state_elect(&t.state, t.active_vt);
+        if (!ctx->config_ok && t.state.has_holder && t.state.holder != old_holder)
+                t.state.has_holder = false;
+        plan_ledger(ctx, &t);
+        if (t.state.has_holder && (!had_holder || old_holder != t.state.holder)) {
+                xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u on the active VT",
+                         (unsigned) t.state.holder);
+                (void) plan_enumerate(ctx, &t);
+        }
+        xdev_fault_point("close-before-commit");
+        r = commit(ctx, &t, false);
+        r = r < 0 ? r : 0;
+out:
+        txn_end(&t);
+        return r;
+}
+
+int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class class, dev_t devnum) {
+        struct txn t;
+        int r, reaped;
+
+        if (class == XDEV_CLASS_VT || !xdev_path_is_valid(path))
+                return -EINVAL;
+        r = txn_begin(ctx, &t);
+        if (r < 0)
+                return r;
+        reaped = reap(ctx, &t);
+        xdev_state_elect(&t.state, t.active_vt);
+        if (reaped > 0 || !ctx->config_ok)
+                plan_ledger(ctx, &t);
+        if (!ctx->config_ok)
+                t.state.has_holder = false;
+        if (t.state.has_holder && ctx->config.access[class] != XDEV_ACCESS_OFF) {
+                r = ledger_want(ctx, &t, path, class, devnum, t.state.holder, ctx->config.access[class]);
+                if (r < 0 && r != -ENOENT) {
+                        /* ledger_want logged why; the reaping above still gets committed */
+                        (void) commit(ctx, &t, false);
+                        r = -EINVAL;
+                        goto out;
+                }
+        } else
+                xdev_debug(&ctx->log, "\"%s\": no session holds the shared devices, nothing to do", path);
+        r = commit(ctx, &t, false);
+        if (r == 0)
+                r = t.state.has_holder && xdev_state_find_node(&t.state, path) >= 0 ? 1 : 0;
+        else if (r > 0)
+                r = -EIO;
+out:
+        txn_end(&t);
+        return r;
+}
+
+int xdev_device_forget(struct xdev_ctx *ctx, const char *path) {
+        struct txn t;
+        ssize_t idx;
+        int r;
+
+        if (!xdev_path_is_valid(path))
+                return -EINVAL;
+        r = txn_begin(ctx, &t);
+        if (r < 0)
+                return r;
+        idx = xdev_state_find_node(&t.state, path);
+        if (idx < 0) {
+                r = 0;
+                goto out;
+        }
+        /* The node may still be there (a "remove" for a name udev reuses):
+         * restore it if it is the recorded one, else forget it. */
+        t.state.nodes[idx].granted = false;
+        t.state.nodes[idx].dirty = true;
+        r = commit(ctx, &t, false);
+        r = r < 0 ? r : 1;
+out:
+        txn_end(&t);
+        return r;
+}
+
+int xdev_gc(struct xdev_ctx *ctx) {
+        struct txn t;
+        bool had_holder;
+        uid_t old_holder;
+        int r, reaped;
+
+        r = txn_begin(ctx, &t);
+        if (r < 0)
+                return r;
+        reaped = reap(ctx, &t);
+        had_holder = t.state.has_holder;
+        old_holder = t.state.holder;
+        xdev_state_elect(&t.state, t.active_vt);
+        if (!ctx->config_ok && t.state.has_holder && t.state.holder != old_holder)
+                t.state.has_holder = false;
+        plan_ledger(ctx, &t);
+        if (t.state.has_holder && (!had_holder || old_holder != t.state.holder))
+                (void) plan_enumerate(ctx, &t);
+        r = commit(ctx, &t, true);
+        r = r < 0 ? r : reaped;
+        txn_end(&t);
+        return r;
+}
+
+int xdev_reset(struct xdev_ctx *ctx, bool force) {
+        struct txn t;
+        int r;
+
+        r = txn_begin(ctx, &t);
+        if (r == -EBADMSG && force) {
+                struct xdev_store store;
+                r = xdev_store_open(&store, ctx->statedir);
+                if (r < 0)
+                        return r;
+                r = unlinkat(store.dirfd, "state", 0) < 0 ? -errno : 0;
+                xdev_store_close(&store);
+                if (r == 0)
+                        xdev_log(&ctx->log, LOG_WARNING, "removed the damaged state file; nodes it recorded are left as they are");
+                return r;
+        }
+        if (r < 0)
+                return r;
+        t.state.n_sessions = 0;
+        t.state.has_holder = false;
+        plan_ledger(ctx, &t);
+        r = commit(ctx, &t, true);
+        if (r == 0 && t.state.n_nodes > 0)
+                r = -EIO;
+        txn_end(&t);
+        return r < 0 ? r : 0;
+}
+
+static void json_string(FILE *out, const char *s) {
+        fputc('"', out);
+        for (; *s; s++) {
+                if (*s == '"' || *s == '\\')
+                        fprintf(out, "\\%c", *s);
+                else if ((unsigned char) *s < 0x20)
+                        fprintf(out, "\\u%04x", (unsigned char) *s);
+                else
+                        fputc(*s, out);
+        }
+        fputc('"', out);
+}
+
+int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
+        struct txn t;
+        int r;
+
+        r = txn_begin(ctx, &t);
+        if (r < 0)
+                return r;
+        if (json) {
+                fprintf(out, "{\"holder\":");
+                if (t.state.has_holder)
+                        fprintf(out, "%u", (unsigned) t.state.holder);
+                else
+                        fprintf(out, "null");
+                fprintf(out, ",\"active_vt\":%d,\"sessions\":[", t.active_vt);
+                for (size_t i = 0; i < t.state.n_sessions; i++) {
+                        const struct xdev_session *s = &t.state.sessions[i];
+                        fprintf(out, "%s{\"user\":", i ? "," : "");
+                        json_string(out, s->user);
+                        fprintf(out, ",\"uid\":%u,\"service\":", (unsigned) s->uid);
+                        json_string(out, s->service);
+                        fprintf(out, ",\"vt\":%u,\"leader\":%d,\"since\":%lld,\"alive\":%s}", s->vt, (int) s->pid,
+                                (long long) s->since, xdev_pid_is_alive(s->pid, s->start) ? "true" : "false");
+                }
+                fprintf(out, "],\"nodes\":[");
+                for (size_t i = 0; i < t.state.n_nodes; i++) {
+                        const struct xdev_node *n = &t.state.nodes[i];
+                        fprintf(out, "%s{\"path\":", i ? "," : "");
+                        json_string(out, n->path);
+                        fprintf(out, ",\"class\":\"%s\",\"rdev\":\"%u:%u\",\"original\":{\"uid\":%u,\"gid\":%u,\"mode\":\"%04o\",\"acl\":",
+                                xdev_class_to_string(n->class), major(n->rdev), minor(n->rdev), (unsigned) n->uid,
+                                (unsigned) n->gid, (unsigned) (n->mode & 07777));
+                        if (n->acl)
+                                json_string(out, n->acl);
+                        else
+                                fprintf(out, "null");
+                        fprintf(out, "},\"grantee\":");
+                        if (n->granted)
+                                fprintf(out, "%u,\"access\":\"%s\",\"by\":\"%s\"}", (unsigned) n->grantee,
+                                        xdev_access_to_string(n->perm), n->gmode == XDEV_GRANT_CHOWN ? "chown" : "acl");
+                        else
+                                fprintf(out, "null}");
+                }
+                fprintf(out, "]}\n");
+        } else {
+                fprintf(out, "holder: ");
+                if (t.state.has_holder)
+                        fprintf(out, "uid %u\n", (unsigned) t.state.holder);
+                else
+                        fprintf(out, "none\n");
+                fprintf(out, "active VT: %d\nsessions: %zu\n", t.active_vt, t.state.n_sessions);
+                for (size_t i = 0; i < t.state.n_sessions; i++) {
+                        const struct xdev_session *s = &t.state.sessions[i];
+                        char since[32] = "?";
+                        time_t tt = (time_t) s->since;
+                        struct tm tm;
+                        if (localtime_r(&tt, &tm))
+                                (void) strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm);
+                        fprintf(out, "  %-12s uid %-6u tty%-3u leader %-7d %s since %s%s\n", s->user, (unsigned) s->uid,
+                                s->vt, (int) s->pid, s->service, since,
+                                xdev_pid_is_alive(s->pid, s->start) ? "" : " (leader gone)");
+                }
+                fprintf(out, "nodes: %zu\n", t.state.n_nodes);
+                for (size_t i = 0; i < t.state.n_nodes; i++) {
+                        const struct xdev_node *n = &t.state.nodes[i];
+                        fprintf(out, "  %-24s %-7s ", n->path, xdev_class_to_string(n->class));
+                        if (n->granted)
+                                fprintf(out, "uid %-6u %-2s (%s)", (unsigned) n->grantee, xdev_access_to_string(n->perm),
+                                        n->gmode == XDEV_GRANT_CHOWN ? "chown" : "acl");
+                        else
+                                fprintf(out, "%-18s", "not granted");
+                        fprintf(out, "  was %u:%u %04o %s\n", (unsigned) n->uid, (unsigned) n->gid,
+                                (unsigned) (n->mode & 07777), n->acl ? n->acl : "(no ACL support)");
+                }
+        }
+        txn_end(&t);
+        return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the front-ends call: open/close a session, apply/forget a hotplugged
+ * node, reap, reset, report. Every call takes the state lock for its whole
+ * duration. Results are 0/positive or -errno; messages go to ctx->log. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "conf.h"
+#include "state.h"
+#include "util.h"
+
+struct xdev_ctx {
+        struct xdev_config config;
+        bool config_ok;         /* false: a broken config; grant nothing new */
+        struct xdev_log log;
+        const char *statedir;   /* XDEV_STATEDIR unless a test says otherwise */
+};
+
+struct xdev_login {
+        const char *user;
+        uid_t uid;
+        const char *service;
+        unsigned vt;
+        pid_t pid;
+        uint64_t start;
+};
+
+/* Records the session, grants its VT, and if it becomes (or is) the
+ * holder, the shared devices. Returns 1 when the session holds the shared
+ * devices, 0 when it got its VT only, -errno when nothing was granted
+ * (everything this call changed is undone). */
+int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login);
+
+/* Removes the session led by PID/START, hands the shared devices over per
+ * DESIGN §3.4 and restores every node nobody should have any more.
+ * -ENOENT when there is no such session. */
+int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start);
+
+/* A node udev added or changed: if the shared devices are held, grants it to
+ * the holder (1), else does nothing (0). DEVNUM must match the node. */
+int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class class, dev_t devnum);
+
+/* A node udev removed: drops it from the ledger (1) or nothing (0). */
+int xdev_device_forget(struct xdev_ctx *ctx, const char *path);
+
+/* Reaps sessions whose leader is gone and repairs every ledger node.
+ * Returns the number of sessions reaped. */
+int xdev_gc(struct xdev_ctx *ctx);
+
+/* Restores every node in the ledger and empties the state. With FORCE, an
+ * unreadable state file is removed instead of refused. */
+int xdev_reset(struct xdev_ctx *ctx, bool force);
+
+/* Prints sessions, holder and ledger as text or JSON. */
+int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json);
+
+void xdev_ctx_init(struct xdev_ctx *ctx);
+void xdev_ctx_done(struct xdev_ctx *ctx);

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Finding the shared devices: udev's "xdevices" tag, or the config's globs.
+ * Only names come from here; every node is checked again when opened. */
+#include "config.h"
+
+#include <errno.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <libudev.h>
+
+#include "devices.h"
+#include "state.h"
+
+void xdev_device_list_free(struct xdev_device_list *list) {
+        if (!list)
+                return;
+        for (size_t i = 0; i < list->n; i++)
+                free(list->items[i].path);
+        free(list->items);
+        list->items = NULL;
+        list->n = 0;
+}
+
+static int list_add(struct xdev_device_list *list, const char *path, enum xdev_class class, dev_t devnum) {
+        struct xdev_device *p;
+
+        for (size_t i = 0; i < list->n; i++)
+                if (strcmp(list->items[i].path, path) == 0)
+                        return 0;
+        if (list->n >= XDEV_NODES_MAX)
+                return -E2BIG;
+        p = realloc(list->items, (list->n + 1) * sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        list->items = p;
+        p[list->n].path = strdup(path);
+        if (!p[list->n].path)
+                return -ENOMEM;
+        p[list->n].class = class;
+        p[list->n].devnum = devnum;
+        list->n++;
+        return 0;
+}
+
+static bool class_is_shared_and_on(const struct xdev_config *config, int c) {
+        return c >= 0 && c != XDEV_CLASS_VT && config->access[c] != XDEV_ACCESS_OFF;
+}
+
+static int enumerate_udev(const struct xdev_config *config, struct xdev_device_list *list,
+                          const struct xdev_log *log) {
+        struct udev *udev;
+        struct udev_enumerate *e = NULL;
+        struct udev_list_entry *entry;
+        int r;
+
+        udev = udev_new();
+        if (!udev)
+                return -ENOMEM;
+        e = udev_enumerate_new(udev);
+        if (!e) {
+                r = -ENOMEM;
+                goto out;
+        }
+        r = udev_enumerate_add_match_tag(e, XDEV_UDEV_TAG);
+        if (r >= 0)
+                r = udev_enumerate_scan_devices(e);
+        if (r < 0)
+                goto out;
+        udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
+                struct udev_device *d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(entry));
+                const char *node, *cls;
+                int c;
+                if (!d)
+                        continue;
+                node = udev_device_get_devnode(d);
+                cls = udev_device_get_property_value(d, "XDEVICES_CLASS");
+                c = xdev_class_from_string(cls);
+                if (node && class_is_shared_and_on(config, c)) {
+                        if (!xdev_path_is_valid(node))
+                                xdev_log(log, LOG_WARNING, "udev device node \"%s\" has an unexpected name, ignoring", node);
+                        else
+                                r = list_add(list, node, c, udev_device_get_devnum(d));
+                } else if (!node || c < 0)
+                        xdev_debug(log, "udev device \"%s\" has no node or class, ignoring",
+                                   udev_list_entry_get_name(entry));
+                udev_device_unref(d);
+                if (r < 0)
+                        goto out;
+        }
+        r = 0;
+out:
+        udev_enumerate_unref(e);
+        udev_unref(udev);
+        return r;
+}
+
+static int enumerate_globs(const struct xdev_config *config, struct xdev_device_list *list) {
+        for (size_t i = 0; i < config->n_globs; i++) {
+                const struct xdev_glob *g = &config->globs[i];
+                glob_t gl;
+                int r;
+
+                if (!class_is_shared_and_on(config, (int) g->class))
+                        continue;
+                r = glob(g->pattern, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &gl);
+                if (r == GLOB_NOMATCH)
+                        continue;
+                if (r != 0)
+                        return r == GLOB_NOSPACE ? -ENOMEM : -EIO;
+                for (size_t j = 0; j < gl.gl_pathc; j++) {
+                        if (!xdev_path_is_valid(gl.gl_pathv[j]))
+                                continue;
+                        r = list_add(list, gl.gl_pathv[j], g->class, 0);
+                        if (r < 0) {
+                                globfree(&gl);
+                                return r;
+                        }
+                }
+                globfree(&gl);
+        }
+        return 0;
+}
+
+int xdev_devices_enumerate(const struct xdev_config *config, struct xdev_device_list *list,
+                           const struct xdev_log *log) {
+        enum xdev_source src = config->source;
+
+        if (src == XDEV_SOURCE_AUTO)
+                src = access("/run/udev/control", F_OK) == 0 ? XDEV_SOURCE_UDEV : XDEV_SOURCE_GLOB;
+        xdev_debug(log, "enumerating devices through %s", src == XDEV_SOURCE_UDEV ? "udev" : "globs");
+        if (src == XDEV_SOURCE_UDEV)
+                return enumerate_udev(config, list, log);
+        return enumerate_globs(config, list);
+}

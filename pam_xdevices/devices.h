@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Finding the shared devices: udev's "xdevices" tag, or the config's globs. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "conf.h"
+#include "util.h"
+
+#define XDEV_UDEV_TAG "xdevices"
+
+struct xdev_device {
+        char *path;
+        enum xdev_class class;
+        dev_t devnum;   /* what udev says; 0 when found by glob */
+};
+
+struct xdev_device_list {
+        struct xdev_device *items;
+        size_t n;
+};
+
+void xdev_device_list_free(struct xdev_device_list *list);
+
+/* Lists the shared devices of every enabled class (not the login VT).
+ * Source "auto" is udev when udevd runs (/run/udev/control), else globs. */
+int xdev_devices_enumerate(const struct xdev_config *config, struct xdev_device_list *list,
+                           const struct xdev_log *log);

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The one way to touch a device node.
+ *
+ * Rules this file keeps:
+ *  1. Never follow a symlink: every path component is opened O_NOFOLLOW.
+ *  2. Check before acting, and act on the fd that was checked: type, major,
+ *     link count and identity are verified on the O_PATH fd, and changes go
+ *     through that fd (fchownat AT_EMPTY_PATH, /proc/self/fd/N for ACL and
+ *     mode), never through the path again.
+ *  3. Restoration only touches the node whose fs, inode and rdev match the
+ *     record; anything else at that path is left alone.
+ *  4. A failed grant puts the node back to its recorded original. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/acl.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <acl/libacl.h>
+
+#include "node.h"
+#include "tty.h"
+
+int xdev_node_open(const char *path, enum xdev_class class, int *ret_fd, struct stat *ret_st) {
+        char buf[256];
+        struct stat st;
+        int fd, r;
+
+        if (!xdev_path_is_valid(path) || strlen(path) >= sizeof buf)
+                return -EINVAL;
+        strcpy(buf, path);
+
+        fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        for (char *save = NULL, *comp = strtok_r(buf + 1, "/", &save); comp;) {
+                char *next = strtok_r(NULL, "/", &save);
+                int nfd = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC | (next ? O_DIRECTORY : 0));
+                r = -errno;
+                (void) close(fd);
+                if (nfd < 0)
+                        return r == -ELOOP || r == -ENOTDIR ? -ENOTTY : r;
+                fd = nfd;
+                comp = next;
+        }
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        r = -ENOTTY;
+        if (!S_ISCHR(st.st_mode) || st.st_nlink != 1)
+                goto fail;
+        if (major(st.st_rdev) != xdev_class_major(class))
+                goto fail;
+        if (class == XDEV_CLASS_VT && (minor(st.st_rdev) < 1 || minor(st.st_rdev) > XDEV_VT_MAX))
+                goto fail;
+        if (class == XDEV_CLASS_CONSOLE && minor(st.st_rdev) != 0)
+                goto fail;
+        *ret_fd = fd;
+        *ret_st = st;
+        return 0;
+fail:
+        (void) close(fd);
+        return r;
+}
+
+static void fd_path(int fd, char buf[static 32]) {
+        (void) snprintf(buf, 32, "/proc/self/fd/%d", fd);
+}
+
+int xdev_node_snapshot(int fd, const struct stat *st, struct xdev_node *n) {
+        char p[32], *text = NULL;
+        acl_t acl;
+
+        fd_path(fd, p);
+        acl = acl_get_file(p, ACL_TYPE_ACCESS);
+        if (!acl) {
+                if (errno != ENOTSUP && errno != EOPNOTSUPP)
+                        return -errno;
+        } else {
+                char *t = acl_to_any_text(acl, NULL, ',', TEXT_ABBREVIATE | TEXT_NUMERIC_IDS);
+                (void) acl_free(acl);
+                if (!t)
+                        return -ENOMEM;
+                text = strdup(t);
+                (void) acl_free(t);
+                if (!text)
+                        return -ENOMEM;
+                if (strlen(text) > XDEV_ACL_TEXT_MAX) {
+                        free(text);
+                        return -E2BIG;
+                }
+        }
+        n->fsdev = st->st_dev;
+        n->ino = st->st_ino;
+        n->rdev = st->st_rdev;
+        n->uid = st->st_uid;
+        n->gid = st->st_gid;
+        n->mode = st->st_mode & (S_IFMT | 07777);
+        free(n->acl);
+        n->acl = text;
+        return 0;
+}
+
+/* Adds PERM for UID to ACL, keeping any permission an entry already had. */
+static int acl_add_user(acl_t *acl, uid_t uid, enum xdev_access perm) {
+        acl_entry_t e;
+        acl_permset_t ps;
+        int id;
+
+        for (id = ACL_FIRST_ENTRY; acl_get_entry(*acl, id, &e) == 1; id = ACL_NEXT_ENTRY) {
+                acl_tag_t tag;
+                uid_t *q;
+                if (acl_get_tag_type(e, &tag) < 0)
+                        return -errno;
+                if (tag != ACL_USER)
+                        continue;
+                q = acl_get_qualifier(e);
+                if (!q)
+                        return -errno;
+                bool match = *q == uid;
+                (void) acl_free(q);
+                if (match)
+                        goto found;
+        }
+        if (acl_create_entry(acl, &e) < 0 || acl_set_tag_type(e, ACL_USER) < 0 || acl_set_qualifier(e, &uid) < 0)
+                return -errno;
+        if (acl_get_permset(e, &ps) < 0 || acl_clear_perms(ps) < 0)
+                return -errno;
+found:
+        if (acl_get_permset(e, &ps) < 0)
+                return -errno;
+        if ((perm & 4) && acl_add_perm(ps, ACL_READ) < 0)
+                return -errno;
+        if ((perm & 2) && acl_add_perm(ps, ACL_WRITE) < 0)
+                return -errno;
+        if (acl_calc_mask(acl) < 0)
+                return -errno;
+        return 0;
+}
+
+/* In chown mode the new owner gets PERM through the owner entry. */
+static int acl_set_owner_perm(acl_t acl, enum xdev_access perm) {
+        acl_entry_t e;
+        acl_permset_t ps;
+
+        for (int id = ACL_FIRST_ENTRY; acl_get_entry(acl, id, &e) == 1; id = ACL_NEXT_ENTRY) {
+                acl_tag_t tag;
+                if (acl_get_tag_type(e, &tag) < 0)
+                        return -errno;
+                if (tag != ACL_USER_OBJ)
+                        continue;
+                if (acl_get_permset(e, &ps) < 0 || acl_delete_perm(ps, ACL_READ) < 0 ||
+                    acl_delete_perm(ps, ACL_WRITE) < 0)
+                        return -errno;
+                if ((perm & 4) && acl_add_perm(ps, ACL_READ) < 0)
+                        return -errno;
+                if ((perm & 2) && acl_add_perm(ps, ACL_WRITE) < 0)
+                        return -errno;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+/* The ACL and mode node N should have now; *ret_acl is NULL on a fs
+ * without ACLs. */
+static int target_of(const struct xdev_node *n, acl_t *ret_acl, mode_t *ret_mode, uid_t *ret_uid) {
+        acl_t acl = NULL;
+        mode_t mode = n->mode & 07777;
+        int r;
+
+        *ret_uid = (n->granted && n->gmode == XDEV_GRANT_CHOWN) ? n->grantee : n->uid;
+        if (n->acl) {
+                acl = acl_from_text(n->acl);
+                if (!acl)
+                        return -EBADMSG;
+                if (n->granted && n->gmode == XDEV_GRANT_ACL)
+                        r = acl_add_user(&acl, n->grantee, n->perm);
+                else if (n->granted)
+                        r = acl_set_owner_perm(acl, n->perm);
+                else
+                        r = 0;
+                if (r < 0)
+                        goto fail;
+                mode_t perms;
+                if (acl_equiv_mode(acl, &perms) < 0) {
+                        r = -EINVAL;
+                        goto fail;
+                }
+                mode = (mode & ~0777u) | (perms & 0777);
+        } else if (n->granted && n->gmode == XDEV_GRANT_CHOWN)
+                mode = (mode & ~0700u) | ((mode_t) n->perm << 6);
+        else if (n->granted)
+                return -EOPNOTSUPP; /* an ACL grant on a fs without ACLs */
+        *ret_acl = acl;
+        *ret_mode = mode;
+        return 0;
+fail:
+        (void) acl_free(acl);
+        return r;
+}
+
+/* Opens the recorded node and checks it is still the same one. */
+static int open_recorded(const struct xdev_node *n, int *ret_fd, struct stat *ret_st) {
+        int r = xdev_node_open(n->path, n->class, ret_fd, ret_st);
+        if (r == -ENOTTY)
+                return -ESTALE;
+        if (r < 0)
+                return r;
+        if (ret_st->st_dev != n->fsdev || ret_st->st_ino != n->ino || ret_st->st_rdev != n->rdev) {
+                (void) close(*ret_fd);
+                return -ESTALE;
+        }
+        return 0;
+}
+
+static int apply_target(int fd, const struct stat *st, uid_t uid, gid_t gid, acl_t acl, mode_t mode) {
+        char p[32];
+        struct stat now;
+
+        fd_path(fd, p);
+        if ((st->st_uid != uid || st->st_gid != gid) && fchownat(fd, "", uid, gid, AT_EMPTY_PATH) < 0)
+                return -errno;
+        if (acl) {
+                acl_t cur = acl_get_file(p, ACL_TYPE_ACCESS);
+                int same = cur ? acl_cmp(cur, acl) : -1;
+                if (cur)
+                        (void) acl_free(cur);
+                if (same != 0 && acl_set_file(p, ACL_TYPE_ACCESS, acl) < 0)
+                        return -errno;
+        }
+        if (fstat(fd, &now) < 0)
+                return -errno;
+        if ((now.st_mode & 07777) != mode && chmod(p, mode) < 0)
+                return -errno;
+        return 0;
+}
+
+int xdev_node_converge(const struct xdev_node *n) {
+        struct stat st;
+        acl_t acl = NULL;
+        mode_t mode;
+        uid_t uid;
+        int fd, r;
+
+        r = open_recorded(n, &fd, &st);
+        if (r < 0)
+                return r;
+        r = target_of(n, &acl, &mode, &uid);
+        if (r < 0)
+                goto out;
+        xdev_fault_point("node-converge");
+        r = apply_target(fd, &st, uid, n->gid, acl, mode);
+        if (r < 0 && n->granted) {
+                /* Better safe than sorry: a half-granted node goes back. */
+                struct xdev_node orig = *n;
+                acl_t oacl = NULL;
+                mode_t omode;
+                uid_t ouid;
+                orig.granted = false;
+                if (target_of(&orig, &oacl, &omode, &ouid) == 0 && fstat(fd, &st) == 0)
+                        (void) apply_target(fd, &st, ouid, orig.gid, oacl, omode);
+                (void) acl_free(oacl);
+        }
+out:
+        (void) acl_free(acl);
+        (void) close(fd);
+        return r;
+}
+
+int xdev_node_check(const struct xdev_node *n) {
+        struct stat st;
+        acl_t acl = NULL;
+        mode_t mode;
+        uid_t uid;
+        int fd, r;
+
+        r = open_recorded(n, &fd, &st);
+        if (r < 0)
+                return r;
+        r = target_of(n, &acl, &mode, &uid);
+        if (r < 0)
+                goto out;
+        r = st.st_uid == uid && st.st_gid == n->gid && (st.st_mode & 07777) == mode;
+        if (r && acl) {
+                char p[32];
+                fd_path(fd, p);
+                acl_t cur = acl_get_file(p, ACL_TYPE_ACCESS);
+                r = cur && acl_cmp(cur, acl) == 0;
+                if (cur)
+                        (void) acl_free(cur);
+        }
+out:
+        (void) acl_free(acl);
+        (void) close(fd);
+        return r;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The one way to touch a device node: open without following links, check,
+ * then act on that fd only. */
+#pragma once
+
+#include <sys/stat.h>
+
+#include "conf.h"
+#include "state.h"
+
+/* Opens PATH as O_PATH, walking each component with O_NOFOLLOW, and checks
+ * that it is a character device with a single link and the major of CLASS
+ * (VT minors 1..63, console 4:0). Returns 0 with *RET_FD and *RET_ST, -ENOENT,
+ * -ENOTTY for a node that is not what CLASS says (a symlink, a regular file,
+ * wrong major...), or another -errno. */
+int xdev_node_open(const char *path, enum xdev_class class, int *ret_fd, struct stat *ret_st);
+
+/* Records the identity and original owner/group/mode/ACL of the node behind
+ * FD into N (which must have path and class set; N->acl gets a new string). */
+int xdev_node_snapshot(int fd, const struct stat *st, struct xdev_node *n);
+
+/* Brings the node N describes to what N says it should be now: the
+ * original plus the grant when N->granted, else exactly the original.
+ * Reopens N->path and acts only when fs, inode and rdev match the record.
+ * Returns 0, -ENOENT (gone), -ESTALE (a different node is there now; left
+ * alone), or -errno from the change (the node is then put back to its
+ * original as far as possible). */
+int xdev_node_converge(const struct xdev_node *n);
+
+/* 1 when the node already is as N says it should be, 0 when not, -errno. */
+int xdev_node_check(const struct xdev_node *n);

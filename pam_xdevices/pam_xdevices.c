@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* pam_xdevices.so: the PAM session front-end. It decides whether this is a
+ * real local console login, then hands the work to the core.
+ *
+ * Rules this file keeps:
+ *  1. Every PAM item and the environment are hostile: a login counts only
+ *     when PAM_TTY is exactly ttyN/dev/ttyN (1..63), that VT is the caller's
+ *     controlling tty, PAM_RHOST is empty and PAM_RUSER is empty or the user.
+ *  2. Anything that does not count returns PAM_IGNORE and touches nothing.
+ *  3. XDG_VTNR/XDG_SEAT are set from the validated VT only, overriding any
+ *     value an earlier module or the user planted. */
+#include "config.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <security/pam_ext.h>
+#include <security/pam_modules.h>
+#include <security/pam_modutil.h>
+
+#include "core.h"
+#include "tty.h"
+
+static void log_to_pam(void *userdata, int priority, const char *fmt, va_list ap) {
+        pam_vsyslog((pam_handle_t *) userdata, priority, fmt, ap);
+}
+
+/* Arguments, then the config file (which arguments may name), then the
+ * arguments again so that they win over the file. */
+static int setup(pam_handle_t *pamh, int argc, const char **argv, struct xdev_ctx *ctx) {
+        const char *conf = XDEV_DEFAULT_CONF;
+        struct xdev_config scratch;
+        int r;
+
+        xdev_ctx_init(ctx);
+        ctx->log = (struct xdev_log) { .fn = log_to_pam, .userdata = pamh };
+        xdev_config_init(&scratch);
+        r = xdev_config_parse_args(&scratch, argc, argv, &conf, &ctx->log);
+        ctx->log.debug = scratch.debug;
+        xdev_config_free(&scratch);
+        if (r < 0)
+                goto broken;
+        r = xdev_config_load(&ctx->config, conf, &ctx->log);
+        if (r < 0)
+                goto broken;
+        r = xdev_config_parse_args(&ctx->config, argc, argv, NULL, NULL);
+        if (r < 0)
+                goto broken;
+        ctx->log.debug = ctx->config.debug;
+        return 0;
+broken:
+        pam_syslog(pamh, LOG_ERR, "configuration is broken; no device will be granted");
+        ctx->config_ok = false;
+        return r;
+}
+
+static bool logind_is_running(void) {
+        struct stat st;
+        return lstat("/run/systemd/seats", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static const char *item(pam_handle_t *pamh, int type) {
+        const void *v = NULL;
+        if (pam_get_item(pamh, type, &v) != PAM_SUCCESS)
+                return NULL;
+        return v;
+}
+
+/* DESIGN §3.3. Returns the VT, or 0 when this login does not count (the
+ * reason is logged at debug level, or as an error for forged items). */
+static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *user) {
+        const char *tty = item(pamh, PAM_TTY);
+        const char *rhost = item(pamh, PAM_RHOST);
+        const char *ruser = item(pamh, PAM_RUSER);
+        const char *service = item(pamh, PAM_SERVICE);
+        int vt, r;
+
+        if (!xdev_config_service_allowed(&ctx->config, service)) {
+                xdev_debug(&ctx->log, "service \"%s\" is not allowed, ignoring", service ? service : "");
+                return 0;
+        }
+        if (!xdev_login_items_are_local(user, ruser, rhost)) {
+                xdev_debug(&ctx->log, "not a local login (PAM_RHOST or PAM_RUSER set), ignoring");
+                return 0;
+        }
+        vt = xdev_tty_parse(tty);
+        if (vt < 0) {
+                xdev_debug(&ctx->log, "PAM_TTY is not a virtual console, ignoring");
+                return 0;
+        }
+        r = xdev_tty_is_controlling((unsigned) vt);
+        if (r <= 0) {
+                pam_syslog(pamh, LOG_WARNING, "PAM_TTY names tty%d but it is not this process's controlling tty, ignoring", vt);
+                return 0;
+        }
+        return vt;
+}
+
+XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+        struct xdev_ctx ctx;
+        struct xdev_login login = { 0 };
+        const char *user = NULL, *service;
+        struct passwd *pw;
+        char env[32];
+        int vt, r, ret = PAM_IGNORE;
+
+        (void) setup(pamh, argc, argv, &ctx);
+        if (!ctx.config.ignore_logind && logind_is_running()) {
+                pam_syslog(pamh, LOG_INFO, "systemd-logind manages seats here; standing down");
+                goto out;
+        }
+        if (pam_get_user(pamh, &user, NULL) != PAM_SUCCESS || !user) {
+                xdev_debug(&ctx.log, "no user, ignoring");
+                goto out;
+        }
+        vt = login_vt(pamh, &ctx, user);
+        if (vt <= 0)
+                goto out;
+        if (!ctx.config_ok) {
+                ret = PAM_SESSION_ERR;
+                goto out;
+        }
+        if (!xdev_name_is_valid(user, XDEV_NAME_MAX)) {
+                pam_syslog(pamh, LOG_ERR, "user name is not a portable name, ignoring");
+                goto out;
+        }
+        pw = pam_modutil_getpwnam(pamh, user);
+        if (!pw) {
+                pam_syslog(pamh, LOG_ERR, "unknown user \"%s\", ignoring", user);
+                goto out;
+        }
+        if (pw->pw_uid == 0) {
+                xdev_debug(&ctx.log, "root needs no grants, ignoring");
+                goto out;
+        }
+        service = item(pamh, PAM_SERVICE);
+        login.user = user;
+        login.uid = pw->pw_uid;
+        login.service = service ? service : "unknown";
+        login.vt = (unsigned) vt;
+        login.pid = getpid();
+        if (xdev_proc_stat(login.pid, &login.start, NULL) < 0) {
+                pam_syslog(pamh, LOG_ERR, "cannot read /proc/self/stat, ignoring");
+                goto out;
+        }
+        r = xdev_session_open(&ctx, &login);
+        if (r < 0) {
+                pam_syslog(pamh, LOG_ERR, "granting devices to \"%s\" on tty%d failed: %s", user, vt, strerror(-r));
+                ret = PAM_SESSION_ERR;
+                goto out;
+        }
+        pam_syslog(pamh, LOG_INFO, "\"%s\" on tty%d: %s", user, vt,
+                   r > 0 ? "VT and shared devices granted" : "VT granted; another session holds the shared devices");
+        (void) snprintf(env, sizeof env, "XDG_VTNR=%d", vt);
+        if (pam_putenv(pamh, env) != PAM_SUCCESS || pam_putenv(pamh, "XDG_SEAT=seat0") != PAM_SUCCESS)
+                pam_syslog(pamh, LOG_WARNING, "cannot set XDG_VTNR/XDG_SEAT, ignoring");
+        ret = PAM_SUCCESS;
+out:
+        xdev_ctx_done(&ctx);
+        return ret;
+}
+
+XDEV_EXPORT int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+        struct xdev_ctx ctx;
+        uint64_t start;
+        int r, ret = PAM_IGNORE;
+
+        /* A broken config still lets us restore: the ledger holds everything. */
+        (void) setup(pamh, argc, argv, &ctx);
+        if (xdev_proc_stat(getpid(), &start, NULL) < 0)
+                goto out;
+        r = xdev_session_close(&ctx, getpid(), start);
+        if (r == -ENOENT) {
+                xdev_debug(&ctx.log, "no session of ours in this process, ignoring");
+                goto out;
+        }
+        if (r < 0) {
+                pam_syslog(pamh, LOG_ERR, "closing the device session failed: %s", strerror(-r));
+                ret = PAM_SESSION_ERR;
+                goto out;
+        }
+        ret = PAM_SUCCESS;
+out:
+        xdev_ctx_done(&ctx);
+        return ret;
+}

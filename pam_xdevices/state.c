@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The state: sessions, holder and ledger; strict text codec; locked store.
+ *
+ * Rules this file keeps:
+ *  1. The state directory and its files are opened without following links
+ *     and refused unless root-owned, of the right type and not shared.
+ *  2. The state is replaced atomically (temp file, fsync, rename), so a
+ *     crash leaves either the old or the new state, never a mix.
+ *  3. The parser accepts exactly what the formatter writes; any other input
+ *     fails as a whole and leaves the caller's state untouched. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "state.h"
+#include "tty.h"
+
+#define STATE_MAGIC "xdevices-state 1"
+
+static void node_free(struct xdev_node *n) {
+        free(n->path);
+        free(n->acl);
+        n->path = n->acl = NULL;
+}
+
+void xdev_state_free(struct xdev_state *state) {
+        if (!state)
+                return;
+        for (size_t i = 0; i < state->n_nodes; i++)
+                node_free(&state->nodes[i]);
+        free(state->nodes);
+        free(state->sessions);
+        *state = (struct xdev_state) { 0 };
+}
+
+int xdev_state_add_session(struct xdev_state *state, const struct xdev_session *s) {
+        struct xdev_session *p;
+
+        if (state->n_sessions >= XDEV_SESSIONS_MAX)
+                return -E2BIG;
+        p = realloc(state->sessions, (state->n_sessions + 1) * sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        state->sessions = p;
+        p[state->n_sessions++] = *s;
+        return 0;
+}
+
+void xdev_state_remove_session(struct xdev_state *state, size_t index) {
+        if (index >= state->n_sessions)
+                return;
+        memmove(&state->sessions[index], &state->sessions[index + 1],
+                (state->n_sessions - index - 1) * sizeof state->sessions[0]);
+        state->n_sessions--;
+}
+
+ssize_t xdev_state_find_session(const struct xdev_state *state, pid_t pid, uint64_t start) {
+        for (size_t i = 0; i < state->n_sessions; i++)
+                if (state->sessions[i].pid == pid && state->sessions[i].start == start)
+                        return (ssize_t) i;
+        return -1;
+}
+
+bool xdev_state_uid_has_session(const struct xdev_state *state, uid_t uid) {
+        for (size_t i = 0; i < state->n_sessions; i++)
+                if (state->sessions[i].uid == uid)
+                        return true;
+        return false;
+}
+
+int xdev_state_add_node(struct xdev_state *state, const struct xdev_node *n) {
+        struct xdev_node copy = *n;
+
+        if (state->n_nodes >= XDEV_NODES_MAX)
+                return -E2BIG;
+        if (state->n_nodes == state->cap_nodes) {
+                size_t cap = state->cap_nodes ? state->cap_nodes * 2 : 16;
+                struct xdev_node *p = realloc(state->nodes, cap * sizeof *p);
+                if (!p)
+                        return -ENOMEM;
+                state->nodes = p;
+                state->cap_nodes = cap;
+        }
+        copy.path = strdup(n->path);
+        copy.acl = n->acl ? strdup(n->acl) : NULL;
+        if (!copy.path || (n->acl && !copy.acl)) {
+                node_free(&copy);
+                return -ENOMEM;
+        }
+        state->nodes[state->n_nodes++] = copy;
+        return 0;
+}
+
+ssize_t xdev_state_find_node(const struct xdev_state *state, const char *path) {
+        for (size_t i = 0; i < state->n_nodes; i++)
+                if (strcmp(state->nodes[i].path, path) == 0)
+                        return (ssize_t) i;
+        return -1;
+}
+
+void xdev_state_remove_node(struct xdev_state *state, size_t index) {
+        if (index >= state->n_nodes)
+                return;
+        node_free(&state->nodes[index]);
+        memmove(&state->nodes[index], &state->nodes[index + 1],
+                (state->n_nodes - index - 1) * sizeof state->nodes[0]);
+        state->n_nodes--;
+}
+
+void xdev_state_elect(struct xdev_state *state, int active_vt) {
+        if (state->has_holder && xdev_state_uid_has_session(state, state->holder))
+                return;
+        state->has_holder = false;
+        if (active_vt <= 0)
+                return;
+        for (size_t i = 0; i < state->n_sessions; i++)
+                if (state->sessions[i].vt == (unsigned) active_vt) {
+                        state->has_holder = true;
+                        state->holder = state->sessions[i].uid;
+                        return;
+                }
+}
+
+/* ---- codec ---- */
+
+/* Takes the next space-separated token, which must be "KEY=...". */
+static const char *take(char **cursor, const char *key) {
+        char *tok = *cursor, *sp;
+        size_t kl = strlen(key);
+
+        if (!tok)
+                return NULL;
+        sp = strchr(tok, ' ');
+        if (sp) {
+                *sp = '\0';
+                *cursor = sp + 1;
+        } else
+                *cursor = NULL;
+        if (strncmp(tok, key, kl) != 0 || tok[kl] != '=')
+                return NULL;
+        return tok + kl + 1;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *ret) {
+        return s ? xdev_parse_uint(s, max, ret) : -EINVAL;
+}
+
+static int parse_devnum(const char *s, dev_t *ret) {
+        char buf[32];
+        const char *colon;
+        uint64_t maj, min;
+
+        if (!s || !(colon = strchr(s, ':')) || (size_t) (colon - s) >= sizeof buf)
+                return -EINVAL;
+        memcpy(buf, s, (size_t) (colon - s));
+        buf[colon - s] = '\0';
+        if (xdev_parse_uint(buf, 0xfffff, &maj) < 0 || xdev_parse_uint(colon + 1, 0xfffff, &min) < 0)
+                return -EINVAL;
+        *ret = makedev((unsigned) maj, (unsigned) min);
+        return 0;
+}
+
+static int parse_octal_mode(const char *s, mode_t *ret) {
+        unsigned long v = 0;
+
+        if (!s || !*s || strlen(s) > 7)
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '7')
+                        return -EINVAL;
+                v = v * 8 + (unsigned long) (*p - '0');
+        }
+        if (!S_ISCHR(v))
+                return -EINVAL;
+        *ret = (mode_t) v;
+        return 0;
+}
+
+static bool acl_text_is_valid(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > XDEV_ACL_TEXT_MAX)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == ':' ||
+                      *p == ',' || *p == '-'))
+                        return false;
+        return true;
+}
+
+static int parse_session(char *line, struct xdev_session *s) {
+        uint64_t v;
+        const char *t;
+        int64_t since;
+
+        *s = (struct xdev_session) { 0 };
+        if (parse_u64(take(&line, "uid"), UINT32_MAX - 1, &v) < 0)
+                return -EINVAL;
+        s->uid = (uid_t) v;
+        t = take(&line, "user");
+        if (!xdev_name_is_valid(t, XDEV_NAME_MAX))
+                return -EINVAL;
+        strcpy(s->user, t);
+        t = take(&line, "service");
+        if (!xdev_name_is_valid(t, XDEV_NAME_MAX))
+                return -EINVAL;
+        strcpy(s->service, t);
+        if (parse_u64(take(&line, "vt"), XDEV_VT_MAX, &v) < 0 || v < 1)
+                return -EINVAL;
+        s->vt = (unsigned) v;
+        if (parse_u64(take(&line, "pid"), INT32_MAX, &v) < 0 || v < 1)
+                return -EINVAL;
+        s->pid = (pid_t) v;
+        if (parse_u64(take(&line, "start"), UINT64_MAX, &v) < 0)
+                return -EINVAL;
+        s->start = v;
+        if (parse_u64(take(&line, "since"), INT64_MAX, &v) < 0)
+                return -EINVAL;
+        since = (int64_t) v;
+        s->since = since;
+        return line ? -EINVAL : 0;
+}
+
+static int parse_node(char *line, struct xdev_node *n) {
+        uint64_t v;
+        const char *t;
+        int c;
+
+        *n = (struct xdev_node) { 0 };
+        t = take(&line, "path");
+        if (!xdev_path_is_valid(t))
+                return -EINVAL;
+        n->path = (char *) t;
+        c = xdev_class_from_string(take(&line, "class"));
+        if (c < 0)
+                return -EINVAL;
+        n->class = c;
+        if (parse_devnum(take(&line, "fsdev"), &n->fsdev) < 0)
+                return -EINVAL;
+        if (parse_u64(take(&line, "ino"), UINT64_MAX, &v) < 0)
+                return -EINVAL;
+        n->ino = (ino_t) v;
+        if (parse_devnum(take(&line, "rdev"), &n->rdev) < 0 ||
+            major(n->rdev) != xdev_class_major(n->class))
+                return -EINVAL;
+        if (parse_u64(take(&line, "uid"), UINT32_MAX - 1, &v) < 0)
+                return -EINVAL;
+        n->uid = (uid_t) v;
+        if (parse_u64(take(&line, "gid"), UINT32_MAX - 1, &v) < 0)
+                return -EINVAL;
+        n->gid = (gid_t) v;
+        if (parse_octal_mode(take(&line, "mode"), &n->mode) < 0)
+                return -EINVAL;
+        t = take(&line, "acl");
+        if (!t)
+                return -EINVAL;
+        if (strcmp(t, "-") != 0) {
+                if (!acl_text_is_valid(t))
+                        return -EINVAL;
+                n->acl = (char *) t;
+        }
+        t = take(&line, "grant");
+        if (!t)
+                return -EINVAL;
+        if (strcmp(t, "-") != 0) {
+                /* UID:PERM:MODE */
+                char buf[48], *a, *b;
+                if (strlen(t) >= sizeof buf)
+                        return -EINVAL;
+                strcpy(buf, t);
+                a = strchr(buf, ':');
+                if (!a)
+                        return -EINVAL;
+                *a++ = '\0';
+                b = strchr(a, ':');
+                if (!b)
+                        return -EINVAL;
+                *b++ = '\0';
+                if (xdev_parse_uint(buf, UINT32_MAX - 1, &v) < 0)
+                        return -EINVAL;
+                n->grantee = (uid_t) v;
+                if (strcmp(a, "r") == 0)
+                        n->perm = XDEV_ACCESS_R;
+                else if (strcmp(a, "rw") == 0)
+                        n->perm = XDEV_ACCESS_RW;
+                else
+                        return -EINVAL;
+                if (strcmp(b, "acl") == 0)
+                        n->gmode = XDEV_GRANT_ACL;
+                else if (strcmp(b, "chown") == 0)
+                        n->gmode = XDEV_GRANT_CHOWN;
+                else
+                        return -EINVAL;
+                if (n->gmode == XDEV_GRANT_ACL && !n->acl)
+                        return -EINVAL;
+                n->granted = true;
+        }
+        return line ? -EINVAL : 0;
+}
+
+int xdev_state_parse(struct xdev_state *state, const char *buf, size_t len, unsigned *ret_line) {
+        struct xdev_state tmp = { 0 };
+        char line[XDEV_STATE_LINE_MAX + 1];
+        unsigned lineno = 0;
+        bool seen_holder = false;
+        size_t pos = 0;
+        int r = -EINVAL;
+
+        if (len > XDEV_STATE_FILE_MAX || memchr(buf, '\0', len))
+                goto fail;
+        while (pos < len) {
+                const char *nl = memchr(buf + pos, '\n', len - pos);
+                size_t n;
+
+                lineno++;
+                if (!nl) /* every line, the last too, ends in \n: a cut file is refused */
+                        goto fail;
+                n = (size_t) (nl - (buf + pos));
+                if (n > XDEV_STATE_LINE_MAX)
+                        goto fail;
+                memcpy(line, buf + pos, n);
+                line[n] = '\0';
+                pos += n + 1;
+
+                if (lineno == 1) {
+                        if (strcmp(line, STATE_MAGIC) != 0)
+                                goto fail;
+                        continue;
+                }
+                if (strncmp(line, "holder ", 7) == 0) {
+                        uint64_t v;
+                        if (seen_holder || lineno != 2)
+                                goto fail;
+                        seen_holder = true;
+                        if (strcmp(line + 7, "-") == 0)
+                                continue;
+                        if (xdev_parse_uint(line + 7, UINT32_MAX - 1, &v) < 0)
+                                goto fail;
+                        tmp.has_holder = true;
+                        tmp.holder = (uid_t) v;
+                } else if (strncmp(line, "session ", 8) == 0) {
+                        struct xdev_session s;
+                        if (!seen_holder || tmp.n_nodes > 0 || parse_session(line + 8, &s) < 0)
+                                goto fail;
+                        if (xdev_state_find_session(&tmp, s.pid, s.start) >= 0)
+                                goto fail;
+                        r = xdev_state_add_session(&tmp, &s);
+                        if (r < 0)
+                                goto fail;
+                        r = -EINVAL;
+                } else if (strncmp(line, "node ", 5) == 0) {
+                        struct xdev_node nd;
+                        if (!seen_holder || parse_node(line + 5, &nd) < 0)
+                                goto fail;
+                        if (xdev_state_find_node(&tmp, nd.path) >= 0)
+                                goto fail;
+                        r = xdev_state_add_node(&tmp, &nd);
+                        if (r < 0)
+                                goto fail;
+                        r = -EINVAL;
+                } else
+                        goto fail;
+        }
+        if (!seen_holder)
+                goto fail;
+        if (tmp.has_holder && !xdev_state_uid_has_session(&tmp, tmp.holder))
+                goto fail;
+        xdev_state_free(state);
+        *state = tmp;
+        return 0;
+fail:
+        if (ret_line)
+                *ret_line = lineno;
+        xdev_state_free(&tmp);
+        return r;
+}
+
+int xdev_state_format(const struct xdev_state *state, FILE *f) {
+        fprintf(f, STATE_MAGIC "\n");
+        if (state->has_holder)
+                fprintf(f, "holder %u\n", (unsigned) state->holder);
+        else
+                fprintf(f, "holder -\n");
+        for (size_t i = 0; i < state->n_sessions; i++) {
+                const struct xdev_session *s = &state->sessions[i];
+                fprintf(f, "session uid=%u user=%s service=%s vt=%u pid=%d start=%llu since=%lld\n",
+                        (unsigned) s->uid, s->user, s->service, s->vt, (int) s->pid,
+                        (unsigned long long) s->start, (long long) (s->since < 0 ? 0 : s->since));
+        }
+        for (size_t i = 0; i < state->n_nodes; i++) {
+                const struct xdev_node *n = &state->nodes[i];
+                fprintf(f, "node path=%s class=%s fsdev=%u:%u ino=%llu rdev=%u:%u uid=%u gid=%u mode=%o acl=%s",
+                        n->path, xdev_class_to_string(n->class), major(n->fsdev), minor(n->fsdev),
+                        (unsigned long long) n->ino, major(n->rdev), minor(n->rdev), (unsigned) n->uid,
+                        (unsigned) n->gid, (unsigned) n->mode, n->acl ? n->acl : "-");
+                if (n->granted)
+                        fprintf(f, " grant=%u:%s:%s\n", (unsigned) n->grantee, xdev_access_to_string(n->perm),
+                                n->gmode == XDEV_GRANT_CHOWN ? "chown" : "acl");
+                else
+                        fprintf(f, " grant=-\n");
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
+/* ---- store ---- */
+
+int xdev_store_open(struct xdev_store *store, const char *dir) {
+        struct stat st;
+        int r;
+
+        store->dirfd = store->lockfd = -1;
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        store->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (store->dirfd < 0)
+                return -errno;
+        if (fstat(store->dirfd, &st) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (st.st_uid != 0 || (st.st_mode & 07777) != 0700) {
+                r = -EPERM;
+                goto fail;
+        }
+        store->lockfd = openat(store->dirfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        if (store->lockfd < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (fstat(store->lockfd, &st) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1) {
+                r = -EPERM;
+                goto fail;
+        }
+        while (flock(store->lockfd, LOCK_EX) < 0)
+                if (errno != EINTR) {
+                        r = -errno;
+                        goto fail;
+                }
+        return 0;
+fail:
+        xdev_store_close(store);
+        return r;
+}
+
+void xdev_store_close(struct xdev_store *store) {
+        if (store->lockfd >= 0)
+                (void) close(store->lockfd);
+        if (store->dirfd >= 0)
+                (void) close(store->dirfd);
+        store->lockfd = store->dirfd = -1;
+}
+
+int xdev_store_load(struct xdev_store *store, struct xdev_state *state, unsigned *ret_line) {
+        struct stat st;
+        char *buf = NULL;
+        size_t len = 0;
+        int fd, r;
+
+        fd = openat(store->dirfd, "state", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                if (errno == ENOENT) {
+                        xdev_state_free(state);
+                        return 0;
+                }
+                return -errno;
+        }
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                goto out;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1 || (st.st_mode & 077)) {
+                r = -EPERM;
+                goto out;
+        }
+        if (st.st_size > XDEV_STATE_FILE_MAX) {
+                r = -EFBIG;
+                goto out;
+        }
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf) {
+                r = -ENOMEM;
+                goto out;
+        }
+        while (len < (size_t) st.st_size) {
+                ssize_t n = read(fd, buf + len, (size_t) st.st_size - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        r = -errno;
+                        goto out;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        r = xdev_state_parse(state, buf, len, ret_line);
+        if (r < 0)
+                r = -EBADMSG;
+out:
+        free(buf);
+        (void) close(fd);
+        return r;
+}
+
+int xdev_store_save(struct xdev_store *store, const struct xdev_state *state) {
+        FILE *f = NULL;
+        int fd, r;
+
+        xdev_fault_point("state-save");
+        (void) unlinkat(store->dirfd, "state.tmp", 0);
+        fd = openat(store->dirfd, "state.tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        f = fdopen(fd, "w");
+        if (!f) {
+                r = -errno;
+                (void) close(fd);
+                goto fail;
+        }
+        r = xdev_state_format(state, f);
+        if (r < 0)
+                goto fail;
+        if (fflush(f) != 0 || fsync(fileno(f)) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (fclose(f) != 0) {
+                f = NULL;
+                r = -errno;
+                goto fail;
+        }
+        f = NULL;
+        xdev_fault_point("state-rename");
+        if (renameat(store->dirfd, "state.tmp", store->dirfd, "state") < 0) {
+                r = -errno;
+                goto fail;
+        }
+        return 0;
+fail:
+        if (f)
+                (void) fclose(f);
+        (void) unlinkat(store->dirfd, "state.tmp", 0);
+        return r ? r : -EIO;
+}

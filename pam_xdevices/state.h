@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The state: live sessions, the holder of the shared devices, and the ledger
+ * of every node we changed with what it was before. Text format, parsed
+ * strictly; stored in XDEV_STATEDIR under an flock. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "conf.h"
+
+#define XDEV_SESSIONS_MAX 256
+#define XDEV_NODES_MAX 16384
+#define XDEV_ACL_TEXT_MAX 2048
+#define XDEV_STATE_FILE_MAX (16 * 1024 * 1024)
+#define XDEV_STATE_LINE_MAX 4096
+
+struct xdev_session {
+        uid_t uid;
+        char user[XDEV_NAME_MAX + 1];
+        char service[XDEV_NAME_MAX + 1];
+        unsigned vt;
+        pid_t pid;             /* the session leader: the process that opened it */
+        uint64_t start;        /* its start time, so a reused pid is not taken for it */
+        int64_t since;         /* wall clock, for status only */
+};
+
+/* One node we changed (or are about to). Identity (path, fs dev, inode,
+ * rdev) and its original owner/group/mode/ACL are recorded before the first
+ * change; grantee says who should have it now. */
+struct xdev_node {
+        char *path;
+        enum xdev_class class;
+        dev_t fsdev;
+        ino_t ino;
+        dev_t rdev;
+        uid_t uid;
+        gid_t gid;
+        mode_t mode;
+        char *acl;              /* access ACL text, NULL when the fs has none */
+        bool granted;           /* grantee/perm/gmode below are meaningful */
+        uid_t grantee;
+        enum xdev_access perm;
+        enum xdev_grant_mode gmode;
+        bool dirty;             /* in memory only: must be converged */
+};
+
+struct xdev_state {
+        bool has_holder;
+        uid_t holder;
+        struct xdev_session *sessions;
+        size_t n_sessions;
+        struct xdev_node *nodes;
+        size_t n_nodes;
+        size_t cap_nodes;
+};
+
+void xdev_state_free(struct xdev_state *state);
+
+/* Strict parser of the text format; on failure *STATE is untouched and
+ * nothing stays allocated. ret_line gets the failing line number. */
+int xdev_state_parse(struct xdev_state *state, const char *buf, size_t len, unsigned *ret_line);
+int xdev_state_format(const struct xdev_state *state, FILE *f);
+
+int xdev_state_add_session(struct xdev_state *state, const struct xdev_session *s);
+void xdev_state_remove_session(struct xdev_state *state, size_t index);
+ssize_t xdev_state_find_session(const struct xdev_state *state, pid_t pid, uint64_t start);
+bool xdev_state_uid_has_session(const struct xdev_state *state, uid_t uid);
+
+/* Adds a node record (takes copies of path and acl). */
+int xdev_state_add_node(struct xdev_state *state, const struct xdev_node *n);
+ssize_t xdev_state_find_node(const struct xdev_state *state, const char *path);
+void xdev_state_remove_node(struct xdev_state *state, size_t index);
+
+/* DESIGN §3.4: keeps the holder while it has a live session; otherwise the
+ * owner of the session on ACTIVE_VT becomes holder, else nobody. */
+void xdev_state_elect(struct xdev_state *state, int active_vt);
+
+/* The locked state directory: created 0700 root if missing, refused when it
+ * is anything else. LOCK_FD holds an exclusive flock until xdev_store_close. */
+struct xdev_store {
+        int dirfd;
+        int lockfd;
+};
+
+int xdev_store_open(struct xdev_store *store, const char *dir);
+int xdev_store_load(struct xdev_store *store, struct xdev_state *state, unsigned *ret_line);
+int xdev_store_save(struct xdev_store *store, const struct xdev_state *state);
+void xdev_store_close(struct xdev_store *store);

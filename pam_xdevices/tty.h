@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Which logins count: PAM_TTY spelling, the controlling tty, the active VT. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define XDEV_VT_MAX 63
+
+/* Accepts exactly "ttyN" or "/dev/ttyN" with 1 <= N <= 63, no leading zero.
+ * Returns N, or -EINVAL. */
+int xdev_tty_parse(const char *pam_tty);
+
+/* 1 when the calling process's controlling tty is VT N (char 4:N). */
+int xdev_tty_is_controlling(unsigned vt);
+
+/* The VT in the foreground (from /sys/class/tty/tty0/active), or -errno. */
+int xdev_vt_active(void);
+
+/* The login decision of DESIGN §3.3 on PAM items alone (no syscalls):
+ * RHOST empty, RUSER empty or equal to USER. */
+bool xdev_login_items_are_local(const char *user, const char *ruser, const char *rhost);

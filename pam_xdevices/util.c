@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Small shared helpers of the core: logging sink, number parsing, /proc. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/sysmacros.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "util.h"
+
+void xdev_log(const struct xdev_log *log, int priority, const char *fmt, ...) {
+        va_list ap;
+
+        if (!log || !log->fn)
+                return;
+        if (priority == LOG_DEBUG && !log->debug)
+                return;
+        va_start(ap, fmt);
+        log->fn(log->userdata, priority, fmt, ap);
+        va_end(ap);
+}
+
+int xdev_parse_uint(const char *s, uint64_t max, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (!s || !*s)
+                return -EINVAL;
+        if (s[0] == '0' && s[1] != '\0')
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                if (v > (UINT64_MAX - 9) / 10)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t) (*p - '0');
+                if (v > max)
+                        return -ERANGE;
+        }
+        *ret = v;
+        return 0;
+}
+
+int xdev_proc_stat(pid_t pid, uint64_t *ret_starttime, dev_t *ret_tty_nr) {
+        char path[64], buf[1024];
+        ssize_t n;
+        int fd;
+
+        if (pid <= 0)
+                return -EINVAL;
+        (void) snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof buf - 1);
+        (void) close(fd);
+        if (n <= 0)
+                return n < 0 ? -errno : -EIO;
+        buf[n] = '\0';
+
+        /* comm may hold spaces and ')': the fields start after the last ')'. */
+        char *p = strrchr(buf, ')');
+        if (!p || p[1] != ' ')
+                return -EIO;
+        p += 2;
+
+        /* p is at field 3 (state); tty_nr is field 7, starttime field 22. */
+        unsigned long long tty_nr = 0, start = 0;
+        int field = 3;
+        for (char *tok = p; tok && *tok; field++) {
+                char *end = strchr(tok, ' ');
+                if (field == 7)
+                        tty_nr = strtoull(tok, NULL, 10);
+                if (field == 22) {
+                        start = strtoull(tok, NULL, 10);
+                        break;
+                }
+                tok = end ? end + 1 : NULL;
+        }
+        if (field != 22)
+                return -EIO;
+        if (ret_starttime)
+                *ret_starttime = start;
+        if (ret_tty_nr) {
+                /* The kernel encodes tty_nr as new_encode_dev(). */
+                unsigned maj = (unsigned) ((tty_nr >> 8) & 0xfff);
+                unsigned min = (unsigned) ((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00));
+                *ret_tty_nr = makedev(maj, min);
+        }
+        return 0;
+}
+
+bool xdev_pid_is_alive(pid_t pid, uint64_t starttime) {
+        uint64_t now_start;
+
+        if (xdev_proc_stat(pid, &now_start, NULL) < 0)
+                return false;
+        return now_start == starttime;
+}
+
+bool xdev_name_is_valid(const char *s, size_t max) {
+        size_t n;
+
+        if (!s)
+                return false;
+        n = strlen(s);
+        if (n == 0 || n > max || s[0] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '.' || c == '-' || (c == '$' && i == n - 1)))
+                        return false;
+        }
+        return true;
+}
+
+bool xdev_path_is_valid(const char *path) {
+        size_t n;
+
+        if (!path || strncmp(path, "/dev/", 5) != 0)
+                return false;
+        n = strlen(path);
+        if (n <= 5 || n >= 256)
+                return false;
+        for (const char *p = path; *p; p++) {
+                char c = *p;
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '.' || c == '-' || c == '+' || c == ':' || c == '/'))
+                        return false;
+        }
+        /* Each component must be a plain name: no empty, "." or ".." parts. */
+        for (const char *p = path + 1; *p;) {
+                const char *slash = strchr(p, '/');
+                size_t len = slash ? (size_t) (slash - p) : strlen(p);
+                if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+                        return false;
+                p += len;
+                if (*p == '/')
+                        p++;
+                else
+                        break;
+        }
+        return path[n - 1] != '/';
+}
+
+#ifdef XDEV_FAULT_POINTS
+/* XDEV_FAULT=name:action, action "kill" (SIGKILL self) or "abort". Test builds only. */
+void xdev_fault_point(const char *name) {
+        const char *want = getenv("XDEV_FAULT");
+        size_t n = strlen(name);
+
+        if (!want || strncmp(want, name, n) != 0 || want[n] != ':')
+                return;
+        if (strcmp(want + n + 1, "kill") == 0)
+                (void) raise(SIGKILL);
+        abort();
+}
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Small shared helpers of the core: logging sink, number parsing, /proc. */
+#pragma once
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define XDEV_EXPORT __attribute__((visibility("default")))
+#define XDEV_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define XDEV_ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+/* The core never decides where messages go: each front-end hands it a sink
+ * (pam_syslog in the module, syslog/stderr in the helper). */
+typedef void (*xdev_log_fn)(void *userdata, int priority, const char *fmt, va_list ap);
+
+struct xdev_log {
+        xdev_log_fn fn;
+        void *userdata;
+        bool debug;
+};
+
+void xdev_log(const struct xdev_log *log, int priority, const char *fmt, ...) XDEV_PRINTF(3, 4);
+#define xdev_debug(log, ...) \
+        do { if ((log) && (log)->debug) xdev_log((log), LOG_DEBUG, __VA_ARGS__); } while (0)
+
+/* Strict decimal parsing: no sign, no spaces, no leading zeros, in range. */
+int xdev_parse_uint(const char *s, uint64_t max, uint64_t *ret);
+
+/* Fields of /proc/PID/stat that identify a process over time. */
+int xdev_proc_stat(pid_t pid, uint64_t *ret_starttime, dev_t *ret_tty_nr);
+
+/* True when PID is alive and still the process that started at STARTTIME. */
+bool xdev_pid_is_alive(pid_t pid, uint64_t starttime);
+
+/* Names we store and print: portable user/service names only. */
+bool xdev_name_is_valid(const char *s, size_t max);
+
+/* Paths we act on: absolute, under /dev/, a closed charset, no . or .. parts. */
+bool xdev_path_is_valid(const char *path);
+
+/* Fault points for crash-consistency tests; compiled out of release builds. */
+#ifdef XDEV_FAULT_POINTS
+void xdev_fault_point(const char *name);
+#else
+static inline void xdev_fault_point(const char *name) { (void) name; }
+#endif
