@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Test harness: private namespace, mknod'd nodes, real-PAM sessions. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/acl.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <acl/libacl.h>
+#include <security/pam_appl.h>
+
+#include "harness.h"
+
+int h_vt;
+
+const char *const h_shared_nodes[] = {
+        "/dev/dri/card0", "/dev/dri/renderD128", "/dev/input/event0", "/dev/input/event1",
+        "/dev/input/mouse0", "/dev/input/mice", "/dev/input/js0",
+};
+const size_t h_n_shared_nodes = sizeof h_shared_nodes / sizeof h_shared_nodes[0];
+
+static void die(const char *what) {
+        fprintf(stderr, "harness: %s: %s\n", what, strerror(errno));
+        exit(99);
+}
+
+void h_write_file(const char *path, const char *content, mode_t mode, uid_t uid) {
+        int fd;
+
+        (void) unlink(path);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
+                die(path);
+        if (write(fd, content, strlen(content)) != (ssize_t) strlen(content))
+                die(path);
+        if (fchmod(fd, mode) < 0 || fchown(fd, uid, 0) < 0)
+                die(path);
+        (void) close(fd);
+}
+
+static void mknod_at(const char *path, unsigned maj, unsigned min, gid_t gid, mode_t mode) {
+        (void) unlink(path);
+        if (mknod(path, S_IFCHR | mode, makedev(maj, min)) < 0)
+                die(path);
+        if (chown(path, 0, gid) < 0 || chmod(path, mode) < 0)
+                die(path);
+}
+
+static gid_t group_id(const char *name, gid_t fallback) {
+        struct group *g = getgrnam(name);
+        return g ? g->gr_gid : fallback;
+}
+
+/* A VT no process uses: opening it in a new session must make it our
+ * controlling tty. We ask from a child so we keep none. */
+static bool vt_is_free(int vt) {
+        pid_t pid = fork();
+        int status;
+
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                char p[32];
+                int fd;
+                (void) setsid();
+                (void) snprintf(p, sizeof p, "/dev/tty%d", vt);
+                fd = open(p, O_RDWR | O_NOFOLLOW);
+                if (fd < 0)
+                        _exit(1);
+                if (ioctl(fd, TIOCSCTTY, 0) < 0)
+                        _exit(1);
+                _exit(0);
+        }
+        if (waitpid(pid, &status, 0) < 0)
+                die("waitpid");
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void make_dev(void) {
+        char p[32];
+        gid_t tty = group_id("tty", 5), video = group_id("video", 44), render = group_id("render", 108),
+              input = group_id("input", 105);
+
+        (void) umount2("/dev", MNT_DETACH);
+        if (mount("xdevtest", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755") < 0)
+                die("mount /dev");
+        if (mkdir("/dev/dri", 0755) < 0 || mkdir("/dev/input", 0755) < 0 || mkdir("/dev/pts", 0755) < 0)
+                die("mkdir");
+        mknod_at("/dev/null", 1, 3, 0, 0666);
+        mknod_at("/dev/zero", 1, 5, 0, 0666);
+        mknod_at("/dev/urandom", 1, 9, 0, 0666);
+        mknod_at("/dev/tty", 5, 0, tty, 0666);
+        mknod_at("/dev/tty0", 4, 0, tty, 0620);
+        for (int vt = 1; vt <= 63; vt++) {
+                (void) snprintf(p, sizeof p, "/dev/tty%d", vt);
+                mknod_at(p, 4, (unsigned) vt, tty, 0620);
+        }
+        mknod_at("/dev/dri/card0", 226, 0, video, 0660);
+        mknod_at("/dev/dri/renderD128", 226, 128, render, 0660);
+        mknod_at("/dev/input/event0", 13, 64, input, 0660);
+        mknod_at("/dev/input/event1", 13, 65, input, 0660);
+        mknod_at("/dev/input/mouse0", 13, 32, input, 0660);
+        mknod_at("/dev/input/mice", 13, 63, input, 0660);
+        mknod_at("/dev/input/js0", 13, 0, input, 0664);
+}
+
+static void add_users(void) {
+        char buf[65536];
+        ssize_t n;
+        int fd;
+
+        fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                die("/etc/passwd");
+        n = read(fd, buf, sizeof buf - 512);
+        (void) close(fd);
+        if (n <= 0)
+                die("read /etc/passwd");
+        buf[n] = '\0';
+        (void) snprintf(buf + n, sizeof buf - (size_t) n,
+                        "xdalice:x:%d:%d::/nonexistent:/bin/sh\n"
+                        "xdbob:x:%d:%d::/nonexistent:/bin/sh\n"
+                        "xdcarol:x:%d:%d::/nonexistent:/bin/sh\n",
+                        H_UID_ALICE, H_UID_ALICE, H_UID_BOB, H_UID_BOB, H_UID_CAROL, H_UID_CAROL);
+        h_write_file(H_ROOT "/passwd", buf, 0644, 0);
+        if (mount(H_ROOT "/passwd", "/etc/passwd", NULL, MS_BIND, NULL) < 0)
+                die("bind /etc/passwd");
+}
+
+void h_set_active_vt(int vt) {
+        char buf[32];
+        (void) snprintf(buf, sizeof buf, "tty%d\n", vt);
+        /* Rewrite in place: the bind mount keeps pointing at this inode. */
+        int fd = open(H_ROOT "/active", O_WRONLY | O_TRUNC | O_CLOEXEC);
+        if (fd < 0 || write(fd, buf, strlen(buf)) < 0)
+                die("active");
+        (void) close(fd);
+}
+
+int h_init(void) {
+        if (geteuid() != 0) {
+                fprintf(stderr, "not root: skipping\n");
+                exit(77);
+        }
+        if (unshare(CLONE_NEWNS) < 0)
+                die("unshare");
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                die("make-rprivate");
+        if (mount("xdevtest", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+                die("mount /run");
+        if (mkdir(H_ROOT, 0755) < 0 || mkdir(H_PAMDIR, 0755) < 0)
+                die("mkdir " H_ROOT);
+        add_users();
+        h_write_file(H_ROOT "/active", "tty1\n", 0644, 0);
+        if (mount(H_ROOT "/active", "/sys/class/tty/tty0/active", NULL, MS_BIND, NULL) < 0)
+                die("bind active");
+        make_dev();
+        /* Several consecutive VTs no getty or session uses. */
+        for (int vt = 20; vt + H_N_VTS - 1 <= 63; vt++) {
+                bool ok = true;
+                for (int i = 0; i < H_N_VTS && ok; i++)
+                        ok = vt_is_free(vt + i);
+                if (ok) {
+                        h_vt = vt;
+                        return vt;
+                }
+        }
+        fprintf(stderr, "harness: no %d free VTs between 20 and 63\n", H_N_VTS);
+        exit(99);
+}
+
+static const char default_conf[] =
+        "# test config\n"
+        "devices = glob\n"
+        "glob = drm:/dev/dri/card*\n"
+        "glob = drm:/dev/dri/renderD*\n"
+        "glob = input:/dev/input/event*\n"
+        "glob = input:/dev/input/mouse*\n"
+        "glob = input:/dev/input/mice\n"
+        "glob = input:/dev/input/js*\n"
+        "glob = console:/dev/tty0\n"
+        "logind = ignore\n";
+
+void h_fresh(const char *conf, const char *args) {
+        char svc[1024];
+        const char *module = getenv("XDEV_MODULE");
+
+        if (!module)
+                module = "../pam_xdevices/.libs/pam_xdevices.so";
+        make_dev();
+        (void) system("rm -rf /run/xdevices");
+        h_write_file(H_CONF, conf ? conf : default_conf, 0644, 0);
+        (void) snprintf(svc, sizeof svc,
+                        "auth required pam_permit.so\n"
+                        "account required pam_permit.so\n"
+                        "session required %s conf=" H_CONF " %s\n",
+                        module, args ? args : "");
+        h_write_file(H_PAMDIR "/" H_SERVICE, svc, 0644, 0);
+        h_write_file(H_PAMDIR "/other-service", svc, 0644, 0);
+        h_set_active_vt(1);
+}
+
+char *h_node_describe(const char *path) {
+        struct stat st;
+        char *out = NULL, *text = NULL;
+        acl_t acl;
+
+        if (lstat(path, &st) < 0)
+                return strdup("(missing)");
+        acl = S_ISLNK(st.st_mode) ? NULL : acl_get_file(path, ACL_TYPE_ACCESS);
+        if (acl) {
+                text = acl_to_any_text(acl, NULL, ',', TEXT_ABBREVIATE | TEXT_NUMERIC_IDS);
+                acl_free(acl);
+        }
+        if (asprintf(&out, "%u %u %06o %u:%u %s", (unsigned) st.st_uid, (unsigned) st.st_gid,
+                     (unsigned) st.st_mode, major(st.st_rdev), minor(st.st_rdev), text ? text : "-") < 0)
+                out = NULL;
+        if (text)
+                acl_free(text);
+        return out;
+}
+
+const char *h_acl_of(const char *path, uid_t uid) {
+        static char buf[4];
+        acl_t acl = acl_get_file(path, ACL_TYPE_ACCESS);
+        acl_entry_t e;
+
+        if (!acl)
+                return NULL;
+        buf[0] = '\0';
+        for (int id = ACL_FIRST_ENTRY; acl_get_entry(acl, id, &e) == 1; id = ACL_NEXT_ENTRY) {
+                acl_tag_t tag;
+                acl_permset_t ps;
+                uid_t *q;
+                if (acl_get_tag_type(e, &tag) < 0 || tag != ACL_USER)
+                        continue;
+                q = acl_get_qualifier(e);
+                if (q && *q == uid && acl_get_permset(e, &ps) == 0) {
+                        int i = 0;
+                        if (acl_get_perm(ps, ACL_READ) == 1)
+                                buf[i++] = 'r';
+                        if (acl_get_perm(ps, ACL_WRITE) == 1)
+                                buf[i++] = 'w';
+                        buf[i] = '\0';
+                }
+                if (q)
+                        acl_free(q);
+        }
+        acl_free(acl);
+        return buf;
+}
+
+static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
+        (void) n, (void) msg, (void) data;
+        *resp = NULL;
+        return PAM_CONV_ERR;
+}
+
+static void child_session(const char *user, int vt, const struct h_opts *o, int in, int out) {
+        struct pam_conv c = { conv, NULL };
+        pam_handle_t *pamh = NULL;
+        char tty[32], path[32], cmd, reply[128];
+        const char *v;
+        int r;
+
+        (void) setsid();
+        (void) snprintf(path, sizeof path, "/dev/tty%d", vt);
+        if (!o->no_ctty) {
+                int fd = open(path, O_RDWR | O_NOFOLLOW);
+                if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0) {
+                        fprintf(stderr, "harness: cannot make %s the controlling tty: %s\n", path, strerror(errno));
+                        _exit(98);
+                }
+                /* kept open: the last close of a tty clears it as the
+                 * session's controlling tty */
+        }
+        (void) snprintf(tty, sizeof tty, "tty%d", vt);
+        int fds_before = h_count_fds();
+        r = pam_start_confdir(o->service ? o->service : H_SERVICE, user, &c, H_PAMDIR, &pamh);
+        if (r != PAM_SUCCESS)
+                _exit(97);
+        (void) pam_set_item(pamh, PAM_TTY, o->tty ? o->tty : tty);
+        if (o->rhost)
+                (void) pam_set_item(pamh, PAM_RHOST, o->rhost);
+        if (o->ruser)
+                (void) pam_set_item(pamh, PAM_RUSER, o->ruser);
+        for (const char **e = o->env; e && *e; e++)
+                (void) pam_putenv(pamh, *e);
+        r = pam_open_session(pamh, 0);
+        v = pam_getenv(pamh, "XDG_VTNR");
+        (void) snprintf(reply, sizeof reply, "%d %s %s", r, v ? v : "-",
+                        pam_getenv(pamh, "XDG_SEAT") ? pam_getenv(pamh, "XDG_SEAT") : "-");
+        if (write(out, reply, strlen(reply) + 1) < 0)
+                _exit(96);
+        if (read(in, &cmd, 1) != 1)
+                _exit(95);
+        r = r == PAM_SUCCESS ? pam_close_session(pamh, 0) : PAM_SUCCESS;
+        pam_end(pamh, r);
+        closelog(); /* pam_syslog's socket is libc's, not a leak of ours */
+        if (h_count_fds() != fds_before) {
+                fprintf(stderr, "harness: %d fds open after the session, %d before\n", h_count_fds(), fds_before);
+                _exit(94);
+        }
+        _exit(r == PAM_SUCCESS ? 0 : 10 + (r & 0x7f));
+}
+
+struct h_session *h_session_open(const char *user, int vt, const struct h_opts *opts) {
+        static const struct h_opts none;
+        struct h_session *s = calloc(1, sizeof *s);
+        int to[2], from[2];
+        char reply[128] = "";
+        ssize_t n;
+
+        if (!s || pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0)
+                die("pipe");
+        fflush(NULL);
+        s->pid = fork();
+        if (s->pid < 0)
+                die("fork");
+        if (s->pid == 0) {
+                (void) close(to[1]);
+                (void) close(from[0]);
+                child_session(user, vt, opts ? opts : &none, to[0], from[1]);
+        }
+        (void) close(to[0]);
+        (void) close(from[1]);
+        s->to_child = to[1];
+        s->from_child = from[0];
+        n = read(s->from_child, reply, sizeof reply - 1);
+        if (n <= 0) {
+                int status = 0;
+                (void) waitpid(s->pid, &status, 0);
+                fprintf(stderr, "harness: session child died before open_session returned (status %d)\n", status);
+                exit(99);
+        }
+        reply[n] = '\0';
+        if (sscanf(reply, "%d %31s %31s", &s->open_ret, s->xdg_vtnr, s->xdg_seat) != 3)
+                die("reply");
+        return s;
+}
+
+int h_session_close(struct h_session *s) {
+        int status = 0;
+
+        if (write(s->to_child, "c", 1) != 1)
+                die("write");
+        if (waitpid(s->pid, &status, 0) < 0)
+                die("waitpid");
+        (void) close(s->to_child);
+        (void) close(s->from_child);
+        free(s);
+        if (!WIFEXITED(status))
+                return -1;
+        return WEXITSTATUS(status) == 0 ? PAM_SUCCESS : WEXITSTATUS(status) - 10;
+}
+
+void h_session_kill(struct h_session *s) {
+        (void) kill(s->pid, SIGKILL);
+        (void) waitpid(s->pid, NULL, 0);
+        (void) close(s->to_child);
+        (void) close(s->from_child);
+        free(s);
+}
+
+int h_run_helper(const char *const *argv, const char *const *env, char **ret_err) {
+        int errpipe[2], status;
+        pid_t pid;
+
+        if (pipe2(errpipe, O_CLOEXEC) < 0)
+                die("pipe");
+        fflush(NULL);
+        pid = fork();
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                (void) dup2(errpipe[1], STDERR_FILENO);
+                (void) dup2(errpipe[1], STDOUT_FILENO);
+                execve(argv[0], (char *const *) argv, (char *const *) env);
+                _exit(127);
+        }
+        (void) close(errpipe[1]);
+        {
+                size_t cap = 4096, len = 0;
+                char *buf = malloc(cap);
+                ssize_t n;
+                while (buf && (n = read(errpipe[0], buf + len, cap - len - 1)) > 0) {
+                        len += (size_t) n;
+                        if (cap - len < 2) {
+                                char *nb = realloc(buf, cap *= 2);
+                                if (!nb)
+                                        break;
+                                buf = nb;
+                        }
+                }
+                if (buf)
+                        buf[len] = '\0';
+                if (ret_err)
+                        *ret_err = buf;
+                else
+                        free(buf);
+        }
+        (void) close(errpipe[0]);
+        if (waitpid(pid, &status, 0) < 0)
+                die("waitpid");
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int h_count_fds(void) {
+        DIR *d = opendir("/proc/self/fd");
+        int n = 0;
+
+        if (!d)
+                die("opendir");
+        while (readdir(d))
+                n++;
+        (void) closedir(d);
+        return n - 3; /* ".", ".." and the DIR's own fd */
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Test harness: a private mount namespace with a tmpfs /dev of mknod'd DRM,
+ * input and real VT nodes, a private /run, test users, and PAM sessions run
+ * by the real libpam in child processes whose controlling tty is a real VT. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define H_ROOT "/run/xdevtest"
+#define H_CONF H_ROOT "/xdevices.conf"
+#define H_PAMDIR H_ROOT "/pam.d"
+#define H_SERVICE "xdtest"
+
+/* libpam's answer when every module of the stack returned PAM_IGNORE: the
+ * test stacks hold only pam_xdevices, so this is how "ignored" shows. */
+#include <security/_pam_types.h>
+#define H_IGNORED PAM_PERM_DENIED
+
+#define H_UID_ALICE 61001
+#define H_UID_BOB 61002
+#define H_UID_CAROL 61003
+
+/* The shared nodes every fresh /dev has. */
+extern const char *const h_shared_nodes[];
+extern const size_t h_n_shared_nodes;
+
+/* Exits 77 unless root; then enters the namespace and makes the fixtures.
+ * Returns the first of H_N_VTS consecutive VTs that nobody uses. */
+#define H_N_VTS 4
+int h_init(void);
+extern int h_vt;  /* first test VT */
+
+/* Recreates /dev nodes, empties /run/xdevices, writes CONF (NULL: the
+ * default test config) and the PAM service file with module ARGS. */
+void h_fresh(const char *conf, const char *args);
+void h_write_file(const char *path, const char *content, mode_t mode, uid_t uid);
+void h_set_active_vt(int vt);
+
+/* "uid gid mode acl-text" of a node (lstat; never follows links). */
+char *h_node_describe(const char *path);
+/* The permissions UID has through a named ACL entry: "rw", "r", "" or NULL
+ * on error. */
+const char *h_acl_of(const char *path, uid_t uid);
+
+struct h_session {
+        pid_t pid;
+        int to_child, from_child;
+        int open_ret;
+        char xdg_vtnr[32];
+        char xdg_seat[32];
+};
+
+struct h_opts {
+        const char *tty;       /* PAM_TTY; default "ttyVT" */
+        const char *rhost;
+        const char *ruser;
+        bool no_ctty;          /* do not make the VT the controlling tty */
+        const char *service;   /* default H_SERVICE */
+        const char **env;      /* NULL-terminated "K=V" put with pam_putenv before open */
+};
+
+/* Starts a session for USER on VT; returns after open_session returned. */
+struct h_session *h_session_open(const char *user, int vt, const struct h_opts *opts);
+/* Runs close_session in the child; returns its PAM code. */
+int h_session_close(struct h_session *s);
+/* SIGKILLs the session's leader and reaps it. */
+void h_session_kill(struct h_session *s);
+
+/* Runs the helper binary with ARGV (NULL-terminated) and ENV; returns its
+ * exit status; its stderr goes to *RET_ERR (malloc'd) when not NULL. */
+int h_run_helper(const char *const *argv, const char *const *env, char **ret_err);
+
+/* Counts the fds open in this process. */
+int h_count_fds(void);

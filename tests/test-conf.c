@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* xdevices.conf and module-argument parsing: defaults, every key, and every
+ * malformed input leaves the config untouched with a message. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "conf.h"
+
+static char logbuf[4096];
+
+static void capture(void *userdata, int priority, const char *fmt, va_list ap) {
+        size_t n = strlen(logbuf);
+        (void) userdata, (void) priority;
+        vsnprintf(logbuf + n, sizeof logbuf - n, fmt, ap);
+        strncat(logbuf, "\n", sizeof logbuf - strlen(logbuf) - 1);
+}
+
+static const struct xdev_log log_capture = { .fn = capture };
+
+static int parse(struct xdev_config *c, const char *text) {
+        logbuf[0] = '\0';
+        return xdev_config_parse(c, text, strlen(text), "test.conf", &log_capture);
+}
+
+START_TEST(test_defaults) {
+        struct xdev_config c;
+        xdev_config_init(&c);
+        ck_assert_int_eq(c.mode, XDEV_GRANT_ACL);
+        ck_assert_int_eq(c.access[XDEV_CLASS_VT], XDEV_ACCESS_RW);
+        ck_assert_int_eq(c.access[XDEV_CLASS_DRM], XDEV_ACCESS_RW);
+        ck_assert_int_eq(c.access[XDEV_CLASS_INPUT], XDEV_ACCESS_RW);
+        ck_assert_int_eq(c.access[XDEV_CLASS_CONSOLE], XDEV_ACCESS_OFF);
+        ck_assert_int_eq(c.source, XDEV_SOURCE_AUTO);
+        ck_assert_int_eq(c.lingering, XDEV_LINGER_REVOKE);
+        ck_assert(!c.ignore_logind);
+        ck_assert(xdev_config_service_allowed(&c, "login"));
+        xdev_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_every_key) {
+        struct xdev_config c;
+        xdev_config_init(&c);
+        ck_assert_int_eq(parse(&c,
+                               "# comment\n"
+                               "\n"
+                               "  debug = yes  \n"
+                               "mode=chown\n"
+                               "vt = r\n"
+                               "drm = off\n"
+                               "input = r\n"
+                               "console = rw\n"
+                               "devices = glob\n"
+                               "glob = input:/dev/input/event*\n"
+                               "glob = drm:/dev/dri/card[0-9]\n"
+                               "services = login, agetty\n"
+                               "deny_services = su sudo\n"
+                               "logind = ignore\n"
+                               "lingering = warn\n"
+                               "linger_grace = 500"),
+                         0);
+        ck_assert(c.debug);
+        ck_assert_int_eq(c.mode, XDEV_GRANT_CHOWN);
+        ck_assert_int_eq(c.access[XDEV_CLASS_VT], XDEV_ACCESS_R);
+        ck_assert_int_eq(c.access[XDEV_CLASS_DRM], XDEV_ACCESS_OFF);
+        ck_assert_int_eq(c.access[XDEV_CLASS_INPUT], XDEV_ACCESS_R);
+        ck_assert_int_eq(c.access[XDEV_CLASS_CONSOLE], XDEV_ACCESS_RW);
+        ck_assert_int_eq(c.source, XDEV_SOURCE_GLOB);
+        ck_assert_uint_eq(c.n_globs, 2);
+        ck_assert_str_eq(c.globs[0].pattern, "/dev/input/event*");
+        ck_assert_int_eq(c.globs[1].class, XDEV_CLASS_DRM);
+        ck_assert(xdev_config_service_allowed(&c, "agetty"));
+        ck_assert(!xdev_config_service_allowed(&c, "sshd"));
+        ck_assert(!xdev_config_service_allowed(&c, "su"));
+        ck_assert(c.ignore_logind);
+        ck_assert_int_eq(c.lingering, XDEV_LINGER_WARN);
+        ck_assert_uint_eq(c.linger_grace_ms, 500);
+        ck_assert_str_eq(logbuf, "");
+        xdev_config_free(&c);
+}
+END_TEST
+
+static const char *const malformed[] = {
+        "mode = sideways\n",
+        "mode\n",
+        "drm = rwx\n",
+        "input =\n",
+        "devices = both\n",
+        "glob = input\n",
+        "glob = vt:/dev/tty1\n",
+        "glob = input:/etc/shadow\n",
+        "glob = input:/dev/../etc/shadow\n",
+        "glob = input:dev/input/*\n",
+        "glob = input:/dev/input/\n",
+        "glob = input:/dev//input\n",
+        "glob = input:/dev/input/event$(reboot)\n",
+        "services = lo gin;\n",
+        "logind = maybe\n",
+        "lingering = sometimes\n",
+        "linger_grace = -1\n",
+        "linger_grace = 60001\n",
+        "linger_grace = 010\n",
+        "debug = perhaps\n",
+        "mode = acl\r\n",
+        "mode = acl\x01\n",
+};
+
+START_TEST(test_malformed_leaves_config_untouched) {
+        struct xdev_config c;
+        xdev_config_init(&c);
+        ck_assert_int_eq(parse(&c, "drm = r\nglob = drm:/dev/dri/card*\n"), 0);
+        for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+                char text[256];
+                snprintf(text, sizeof text, "input = off\n%s", malformed[i]);
+                ck_assert_msg(parse(&c, text) == -EINVAL, "accepted: %s", malformed[i]);
+                ck_assert_msg(strstr(logbuf, "test.conf\":2"), "no message naming line 2 for: %s (got %s)", malformed[i],
+                              logbuf);
+                /* untouched: input stayed rw, drm stayed r, one glob */
+                ck_assert_int_eq(c.access[XDEV_CLASS_INPUT], XDEV_ACCESS_RW);
+                ck_assert_int_eq(c.access[XDEV_CLASS_DRM], XDEV_ACCESS_R);
+                ck_assert_uint_eq(c.n_globs, 1);
+        }
+        xdev_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_nul_and_overlong_lines_rejected) {
+        struct xdev_config c;
+        char *big = malloc(XDEV_CONF_LINE_MAX + 64);
+        xdev_config_init(&c);
+        logbuf[0] = '\0';
+        ck_assert_int_eq(xdev_config_parse(&c, "mode = chown\0\n", 14, "test.conf", &log_capture), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(logbuf, "NUL"));
+        ck_assert_int_eq(c.mode, XDEV_GRANT_ACL);
+        memset(big, '#', XDEV_CONF_LINE_MAX + 1);
+        strcpy(big + XDEV_CONF_LINE_MAX + 1, "\nmode = chown\n");
+        ck_assert_int_eq(parse(&c, big), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(logbuf, "longer than"));
+        ck_assert_int_eq(c.mode, XDEV_GRANT_ACL);
+        /* exactly the limit is fine */
+        memset(big, '#', XDEV_CONF_LINE_MAX);
+        strcpy(big + XDEV_CONF_LINE_MAX, "\nmode = chown\n");
+        ck_assert_int_eq(parse(&c, big), 0);
+        ck_assert_int_eq(c.mode, XDEV_GRANT_CHOWN);
+        free(big);
+        xdev_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_unknown_key_logged_not_fatal) {
+        struct xdev_config c;
+        xdev_config_init(&c);
+        ck_assert_int_eq(parse(&c, "frobnicate = yes\nmode = chown\n"), 0);
+        ck_assert_ptr_nonnull(strstr(logbuf, "unknown key \"frobnicate\""));
+        ck_assert_int_eq(c.mode, XDEV_GRANT_CHOWN);
+        xdev_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_too_many_globs) {
+        struct xdev_config c;
+        char text[8192] = "";
+        xdev_config_init(&c);
+        for (int i = 0; i <= XDEV_GLOBS_MAX; i++)
+                strcat(text, "glob = input:/dev/input/event*\n");
+        ck_assert_int_eq(parse(&c, text), -EINVAL);
+        ck_assert_uint_eq(c.n_globs, 0);
+        xdev_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_module_args) {
+        struct xdev_config c;
+        const char *conf = NULL;
+        const char *args[] = { "debug", "conf=/etc/x.conf", "mode=chown", "glob=input:/dev/input/js*", "bogus=1" };
+        const char *bad[] = { "mode=chown", "drm=sometimes" };
+        const char *badconf[] = { "conf=relative.conf" };
+        xdev_config_init(&c);
+        logbuf[0] = '\0';
+        ck_assert_int_eq(xdev_config_parse_args(&c, 5, args, &conf, &log_capture), 0);
+        ck_assert(c.debug);
+        ck_assert_str_eq(conf, "/etc/x.conf");
+        ck_assert_int_eq(c.mode, XDEV_GRANT_CHOWN);
+        ck_assert_uint_eq(c.n_globs, 1);
+        ck_assert_ptr_nonnull(strstr(logbuf, "unknown module argument \"bogus\""));
+        xdev_config_free(&c);
+        xdev_config_init(&c);
+        ck_assert_int_eq(xdev_config_parse_args(&c, 2, bad, NULL, &log_capture), -EINVAL);
+        ck_assert_int_eq(c.mode, XDEV_GRANT_ACL);
+        ck_assert_int_eq(xdev_config_parse_args(&c, 1, badconf, &conf, &log_capture), -EINVAL);
+        xdev_config_free(&c);
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("conf");
+        TCase *tc = tcase_create("parse");
+        tcase_add_test(tc, test_defaults);
+        tcase_add_test(tc, test_every_key);
+        tcase_add_test(tc, test_malformed_leaves_config_untouched);
+        tcase_add_test(tc, test_nul_and_overlong_lines_rejected);
+        tcase_add_test(tc, test_unknown_key_logged_not_fatal);
+        tcase_add_test(tc, test_too_many_globs);
+        tcase_add_test(tc, test_module_args);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}

@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* pam_xdevices.so through the real libpam, on mknod'd nodes and real VTs in a
+ * private mount namespace: who gets what, and that logout restores exactly. */
+#include "config.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <security/pam_appl.h>
+
+#include "harness.h"
+
+#define N_MAX 16
+
+struct snap {
+        char *desc[N_MAX];
+        size_t n;
+};
+
+static const char *all_nodes[N_MAX];
+static size_t n_all;
+static char vtpath[H_N_VTS][32];
+
+static void collect_nodes(void) {
+        n_all = 0;
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                all_nodes[n_all++] = h_shared_nodes[i];
+        all_nodes[n_all++] = "/dev/tty0";
+        for (int i = 0; i < H_N_VTS; i++) {
+                snprintf(vtpath[i], sizeof vtpath[i], "/dev/tty%d", h_vt + i);
+                all_nodes[n_all++] = vtpath[i];
+        }
+}
+
+static void snap_take(struct snap *s) {
+        s->n = n_all;
+        for (size_t i = 0; i < n_all; i++)
+                s->desc[i] = h_node_describe(all_nodes[i]);
+}
+
+static void snap_assert_equal(const struct snap *a, const char *when) {
+        for (size_t i = 0; i < a->n; i++) {
+                char *now = h_node_describe(all_nodes[i]);
+                ck_assert_msg(strcmp(a->desc[i], now) == 0, "%s: %s was \"%s\", is \"%s\"", when, all_nodes[i],
+                              a->desc[i], now);
+                free(now);
+        }
+}
+
+static void assert_shared(uid_t uid, const char *perm) {
+        for (size_t i = 0; i < h_n_shared_nodes; i++) {
+                const char *p = h_acl_of(h_shared_nodes[i], uid);
+                ck_assert_msg(p && strcmp(p, perm) == 0, "%s: uid %u has \"%s\", expected \"%s\"", h_shared_nodes[i],
+                              (unsigned) uid, p ? p : "(error)", perm);
+        }
+}
+
+static void assert_vt(int vt, uid_t uid, const char *perm) {
+        char path[32];
+        snprintf(path, sizeof path, "/dev/tty%d", vt);
+        const char *p = h_acl_of(path, uid);
+        ck_assert_msg(p && strcmp(p, perm) == 0, "%s: uid %u has \"%s\", expected \"%s\"", path, (unsigned) uid,
+                      p ? p : "(error)", perm);
+}
+
+static void fresh(void) {
+        h_fresh(NULL, NULL);
+}
+
+START_TEST(test_login_grants_vt_and_shared_and_logout_restores) {
+        struct snap before;
+        snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        assert_vt(h_vt, H_UID_ALICE, "rw");
+        assert_shared(H_UID_ALICE, "rw");
+        /* tty0 is opt-in: untouched by default */
+        char *tty0 = h_node_describe("/dev/tty0");
+        ck_assert_str_eq(tty0, before.desc[h_n_shared_nodes]);
+        free(tty0);
+        char want[8];
+        snprintf(want, sizeof want, "%d", h_vt);
+        ck_assert_str_eq(a->xdg_vtnr, want);
+        ck_assert_str_eq(a->xdg_seat, "seat0");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        snap_assert_equal(&before, "after logout");
+}
+END_TEST
+
+START_TEST(test_second_user_gets_only_their_vt) {
+        struct snap before;
+        snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        assert_vt(h_vt + 1, H_UID_BOB, "rw");
+        assert_vt(h_vt, H_UID_BOB, "");
+        assert_shared(H_UID_BOB, "");
+        assert_shared(H_UID_ALICE, "rw");
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        assert_vt(h_vt + 1, H_UID_BOB, "");
+        assert_shared(H_UID_ALICE, "rw");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        snap_assert_equal(&before, "after both logouts");
+}
+END_TEST
+
+START_TEST(test_same_user_twice_keeps_access_until_last_logout) {
+        struct snap before;
+        snap_take(&before);
+        struct h_session *a1 = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *a2 = h_session_open("xdalice", h_vt + 1, NULL);
+        assert_vt(h_vt + 1, H_UID_ALICE, "rw");
+        ck_assert_int_eq(h_session_close(a1), PAM_SUCCESS);
+        assert_shared(H_UID_ALICE, "rw");
+        assert_vt(h_vt, H_UID_ALICE, "");
+        ck_assert_int_eq(h_session_close(a2), PAM_SUCCESS);
+        snap_assert_equal(&before, "after the last logout");
+}
+END_TEST
+
+START_TEST(test_holder_logout_hands_over_to_active_vt) {
+        struct snap before;
+        snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        struct h_session *c = h_session_open("xdcarol", h_vt + 2, NULL);
+        h_set_active_vt(h_vt + 2);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        assert_shared(H_UID_ALICE, "");
+        assert_shared(H_UID_BOB, "");
+        assert_shared(H_UID_CAROL, "rw");
+        ck_assert_int_eq(h_session_close(c), PAM_SUCCESS);
+        /* active VT now has no session: nobody holds, bob keeps only his VT */
+        assert_shared(H_UID_CAROL, "");
+        assert_shared(H_UID_BOB, "");
+        assert_vt(h_vt + 1, H_UID_BOB, "rw");
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        snap_assert_equal(&before, "after all logouts");
+}
+END_TEST
+
+START_TEST(test_holder_logout_with_inactive_others_gives_to_nobody) {
+        struct snap before;
+        snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        h_set_active_vt(1);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        assert_shared(H_UID_BOB, "");
+        /* the next login holds again */
+        struct h_session *c = h_session_open("xdcarol", h_vt + 2, NULL);
+        assert_shared(H_UID_CAROL, "rw");
+        ck_assert_int_eq(h_session_close(c), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        snap_assert_equal(&before, "after all logouts");
+}
+END_TEST
+
+static void assert_ignored(const char *user, int vt, const struct h_opts *o, const char *what) {
+        struct snap before;
+        snap_take(&before);
+        struct h_session *s = h_session_open(user, vt, o);
+        ck_assert_msg(s->open_ret == H_IGNORED, "%s: open_session returned %d, expected PAM_IGNORE", what,
+                      s->open_ret);
+        snap_assert_equal(&before, what);
+        ck_assert_int_eq(h_session_close(s), PAM_SUCCESS);
+        snap_assert_equal(&before, what);
+}
+
+START_TEST(test_su_inside_session_grants_nothing) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        /* su from alice's console to bob: PAM_RUSER is alice */
+        assert_ignored("xdbob", h_vt + 1, &(struct h_opts) { .ruser = "xdalice" }, "su with PAM_RUSER");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_remote_and_forged_ttys_grant_nothing) {
+        char other[32];
+        snprintf(other, sizeof other, "tty%d", h_vt + 1);
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .rhost = "localhost" }, "PAM_RHOST=localhost");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "pts/3" }, "PAM_TTY=pts/3");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "/dev/pts/3" }, "PAM_TTY=/dev/pts/3");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = ":0" }, "PAM_TTY=:0");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "tty0" }, "PAM_TTY=tty0");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "tty64" }, "PAM_TTY=tty64");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "ttyS0" }, "PAM_TTY=ttyS0");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "/dev/../dev/tty1" }, "PAM_TTY with ..");
+        /* a real VT that is not this process's controlling tty */
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = other }, "PAM_TTY of another VT");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .no_ctty = true }, "no controlling tty");
+}
+END_TEST
+
+START_TEST(test_planted_xdg_variables_are_overridden) {
+        const char *env[] = { "XDG_VTNR=1", "XDG_SEAT=seat9", NULL };
+        struct h_session *a = h_session_open("xdalice", h_vt, &(struct h_opts) { .env = env });
+        char want[8];
+        snprintf(want, sizeof want, "%d", h_vt);
+        ck_assert_str_eq(a->xdg_vtnr, want);
+        ck_assert_str_eq(a->xdg_seat, "seat0");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_killed_leader_is_reaped_by_next_login) {
+        struct snap before;
+        snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        assert_shared(H_UID_ALICE, "rw");
+        h_session_kill(a);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        assert_shared(H_UID_ALICE, "");
+        assert_vt(h_vt, H_UID_ALICE, "");
+        assert_shared(H_UID_BOB, "rw");
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        snap_assert_equal(&before, "after reaping and logout");
+}
+END_TEST
+
+START_TEST(test_replaced_nodes_are_not_touched) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        /* between sessions: event0 becomes a symlink, event1 a tty node,
+         * mouse0 a regular file */
+        ck_assert_int_eq(unlink("/dev/input/event0"), 0);
+        ck_assert_int_eq(symlink("/etc/shadow", "/dev/input/event0"), 0);
+        ck_assert_int_eq(unlink("/dev/input/event1"), 0);
+        ck_assert_int_eq(mknod("/dev/input/event1", S_IFCHR | 0600, makedev(4, 5)), 0);
+        ck_assert_int_eq(unlink("/dev/input/mouse0"), 0);
+        int fd = open("/dev/input/mouse0", O_CREAT | O_WRONLY, 0600);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        char *shadow = h_node_describe("/etc/shadow");
+        char *e1 = h_node_describe("/dev/input/event1");
+        char *m0 = h_node_describe("/dev/input/mouse0");
+        struct h_session *b = h_session_open("xdbob", h_vt, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_BOB), "rw");
+        char *now = h_node_describe("/etc/shadow");
+        ck_assert_str_eq(now, shadow);
+        free(now);
+        now = h_node_describe("/dev/input/event1");
+        ck_assert_str_eq(now, e1);
+        free(now);
+        now = h_node_describe("/dev/input/mouse0");
+        ck_assert_str_eq(now, m0);
+        free(now);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_node_replaced_during_session_is_left_alone) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/input/event0", H_UID_ALICE), "rw");
+        /* udev recreates the node (new inode) while alice holds it */
+        ck_assert_int_eq(unlink("/dev/input/event0"), 0);
+        ck_assert_int_eq(mknod("/dev/input/event0", S_IFCHR | 0640, makedev(13, 64)), 0);
+        char *fresh_node = h_node_describe("/dev/input/event0");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        char *now = h_node_describe("/dev/input/event0");
+        ck_assert_str_eq(now, fresh_node);
+        free(now);
+        free(fresh_node);
+}
+END_TEST
+
+START_TEST(test_console_class_is_opt_in) {
+        struct snap before;
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "rw");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        snap_assert_equal(&before, "after logout");
+}
+END_TEST
+
+START_TEST(test_chown_mode_changes_owner_and_restores) {
+        struct snap before;
+        struct stat st;
+        snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(stat("/dev/dri/card0", &st), 0);
+        ck_assert_uint_eq(st.st_uid, H_UID_ALICE);
+        ck_assert_uint_eq(st.st_mode & 0700, 0600);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        snap_assert_equal(&before, "after logout");
+}
+END_TEST
+
+static void chown_fixture(void) {
+        h_fresh(NULL, "mode=chown");
+}
+
+START_TEST(test_read_only_access_per_class) {
+        h_fresh("devices = glob\nglob = input:/dev/input/event*\nglob = drm:/dev/dri/card*\ninput = r\nlogind = ignore\n",
+                NULL);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/input/event0", H_UID_ALICE), "r");
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_broken_config_grants_nothing) {
+        static const char *const bad[] = {
+                "mode = sideways\n",
+                "glob = input:/etc/*\n",
+                "glob = input:/dev/../etc/shadow\n",
+                "drm = rwx\n",
+                "mode = acl\r\n",
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                h_fresh(bad[i], NULL);
+                struct snap before;
+                snap_take(&before);
+                struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+                ck_assert_msg(a->open_ret == PAM_SESSION_ERR, "config %zu: open returned %d", i, a->open_ret);
+                snap_assert_equal(&before, bad[i]);
+                ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        }
+}
+END_TEST
+
+START_TEST(test_untrusted_config_files_grant_nothing) {
+        struct snap before;
+        h_fresh(NULL, NULL);
+        /* world-writable */
+        ck_assert_int_eq(chmod(H_CONF, 0666), 0);
+        snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
+        snap_assert_equal(&before, "world-writable config");
+        h_session_close(a);
+        /* owned by a user */
+        ck_assert_int_eq(chmod(H_CONF, 0644), 0);
+        ck_assert_int_eq(chown(H_CONF, H_UID_BOB, 0), 0);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
+        snap_assert_equal(&before, "user-owned config");
+        h_session_close(a);
+        /* a symlink to /dev/zero */
+        ck_assert_int_eq(unlink(H_CONF), 0);
+        ck_assert_int_eq(symlink("/dev/zero", H_CONF), 0);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
+        snap_assert_equal(&before, "symlinked config");
+        h_session_close(a);
+        /* a FIFO */
+        ck_assert_int_eq(unlink(H_CONF), 0);
+        ck_assert_int_eq(mkfifo(H_CONF, 0644), 0);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
+        snap_assert_equal(&before, "FIFO config");
+        h_session_close(a);
+}
+END_TEST
+
+START_TEST(test_unknown_key_is_logged_and_ignored) {
+        h_fresh("devices = glob\nglob = drm:/dev/dri/card*\nfrobnicate = yes\nlogind = ignore\n", NULL);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_logind_present_stands_down) {
+        struct snap before;
+        h_fresh("devices = glob\nglob = drm:/dev/dri/card*\n", NULL);
+        ck_assert_int_eq(mkdir("/run/systemd", 0755) == 0 || access("/run/systemd", F_OK) == 0, 1);
+        ck_assert_int_eq(mkdir("/run/systemd/seats", 0755), 0);
+        snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, H_IGNORED);
+        snap_assert_equal(&before, "logind present");
+        h_session_close(a);
+        ck_assert_int_eq(rmdir("/run/systemd/seats"), 0);
+}
+END_TEST
+
+START_TEST(test_module_arguments_override_file) {
+        h_fresh(NULL, "drm=off");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "");
+        ck_assert_str_eq(h_acl_of("/dev/input/event0", H_UID_ALICE), "rw");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_denied_service_grants_nothing) {
+        h_fresh(NULL, "deny_services=xdtest");
+        assert_ignored("xdalice", h_vt, NULL, "denied service");
+        h_fresh(NULL, "services=login");
+        assert_ignored("xdalice", h_vt, NULL, "service not in allow list");
+}
+END_TEST
+
+START_TEST(test_root_login_grants_nothing) {
+        assert_ignored("root", h_vt, NULL, "root login");
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("pam");
+        TCase *tc = tcase_create("sessions");
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, fresh, NULL);
+        tcase_add_test(tc, test_login_grants_vt_and_shared_and_logout_restores);
+        tcase_add_test(tc, test_second_user_gets_only_their_vt);
+        tcase_add_test(tc, test_same_user_twice_keeps_access_until_last_logout);
+        tcase_add_test(tc, test_holder_logout_hands_over_to_active_vt);
+        tcase_add_test(tc, test_holder_logout_with_inactive_others_gives_to_nobody);
+        tcase_add_test(tc, test_su_inside_session_grants_nothing);
+        tcase_add_test(tc, test_remote_and_forged_ttys_grant_nothing);
+        tcase_add_test(tc, test_planted_xdg_variables_are_overridden);
+        tcase_add_test(tc, test_killed_leader_is_reaped_by_next_login);
+        tcase_add_test(tc, test_replaced_nodes_are_not_touched);
+        tcase_add_test(tc, test_node_replaced_during_session_is_left_alone);
+        tcase_add_test(tc, test_console_class_is_opt_in);
+        tcase_add_test(tc, test_read_only_access_per_class);
+        tcase_add_test(tc, test_broken_config_grants_nothing);
+        tcase_add_test(tc, test_untrusted_config_files_grant_nothing);
+        tcase_add_test(tc, test_unknown_key_is_logged_and_ignored);
+        tcase_add_test(tc, test_logind_present_stands_down);
+        tcase_add_test(tc, test_module_arguments_override_file);
+        tcase_add_test(tc, test_denied_service_grants_nothing);
+        tcase_add_test(tc, test_root_login_grants_nothing);
+        suite_add_tcase(s, tc);
+
+        TCase *tcc = tcase_create("chown");
+        tcase_set_timeout(tcc, 60);
+        tcase_add_checked_fixture(tcc, chown_fixture, NULL);
+        tcase_add_test(tcc, test_chown_mode_changes_owner_and_restores);
+        suite_add_tcase(s, tcc);
+        return s;
+}
+
+int main(void) {
+        h_init();
+        collect_nodes();
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The state codec (round trip, and refusal of anything else) and the holder
+ * election of DESIGN §3.4. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "state.h"
+
+static const char good[] =
+        "xdevices-state 1\n"
+        "holder 1000\n"
+        "session uid=1000 user=alice service=login vt=2 pid=123 start=456 since=1700000000\n"
+        "session uid=1001 user=bob service=login vt=3 pid=124 start=457 since=1700000001\n"
+        "node path=/dev/dri/card0 class=drm fsdev=0:5 ino=77 rdev=226:0 uid=0 gid=44 mode=20660 acl=u::rw-,g::rw-,o::--- grant=1000:rw:acl\n"
+        "node path=/dev/tty2 class=vt fsdev=0:5 ino=78 rdev=4:2 uid=0 gid=5 mode=20620 acl=u::rw-,g::-w-,o::--- grant=1000:rw:acl\n"
+        "node path=/dev/input/event0 class=input fsdev=0:5 ino=79 rdev=13:64 uid=0 gid=105 mode=20660 acl=- grant=1000:r:chown\n"
+        "node path=/dev/input/event1 class=input fsdev=0:5 ino=80 rdev=13:65 uid=0 gid=105 mode=20660 acl=u::rw-,g::rw-,o::--- grant=-\n";
+
+static char *format(const struct xdev_state *s) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        ck_assert_int_eq(xdev_state_format(s, f), 0);
+        fclose(f);
+        return buf;
+}
+
+START_TEST(test_round_trip) {
+        struct xdev_state s = { 0 };
+        ck_assert_int_eq(xdev_state_parse(&s, good, strlen(good), NULL), 0);
+        ck_assert(s.has_holder);
+        ck_assert_uint_eq(s.holder, 1000);
+        ck_assert_uint_eq(s.n_sessions, 2);
+        ck_assert_str_eq(s.sessions[1].user, "bob");
+        ck_assert_uint_eq(s.n_nodes, 4);
+        ck_assert_uint_eq(s.nodes[0].rdev, makedev(226, 0));
+        ck_assert_uint_eq(s.nodes[0].mode, S_IFCHR | 0660);
+        ck_assert_int_eq(s.nodes[2].gmode, XDEV_GRANT_CHOWN);
+        ck_assert_ptr_null(s.nodes[2].acl);
+        ck_assert(!s.nodes[3].granted);
+        char *out = format(&s);
+        ck_assert_str_eq(out, good);
+        free(out);
+        xdev_state_free(&s);
+}
+END_TEST
+
+static void expect_refused(const char *text, const char *why) {
+        struct xdev_state s = { 0 };
+        struct xdev_session keep = { .uid = 7, .user = "keep", .service = "login", .vt = 5, .pid = 9, .start = 1 };
+        ck_assert_int_eq(xdev_state_add_session(&s, &keep), 0);
+        ck_assert_msg(xdev_state_parse(&s, text, strlen(text), NULL) < 0, "accepted: %s", why);
+        /* untouched on failure */
+        ck_assert_uint_eq(s.n_sessions, 1);
+        ck_assert_str_eq(s.sessions[0].user, "keep");
+        xdev_state_free(&s);
+}
+
+START_TEST(test_refuses_everything_else) {
+        char buf[2048];
+        expect_refused("", "empty");
+        expect_refused("xdevices-state 2\nholder -\n", "other version");
+        expect_refused("xdevices-state 1\n", "no holder line");
+        expect_refused("xdevices-state 1\nholder -", "no final newline");
+        expect_refused("xdevices-state 1\nholder 5\n", "holder without session");
+        expect_refused("xdevices-state 1\nholder -\nholder -\n", "two holder lines");
+        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=0 pid=1 start=1 since=1\n", "vt 0");
+        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=64 pid=1 start=1 since=1\n", "vt 64");
+        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a b service=login vt=2 pid=1 start=1 since=1\n", "space in user");
+        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=2 pid=1 start=1 since=1 extra=1\n", "extra field");
+        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n"
+                       "session uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n", "duplicate session");
+        expect_refused("xdevices-state 1\nholder -\nnode path=/etc/shadow class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n", "/etc/shadow");
+        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/../etc/shadow class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n", "dotdot");
+        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/sda class=drm fsdev=0:5 ino=1 rdev=8:0 uid=0 gid=0 mode=60660 acl=- grant=-\n", "block device major");
+        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=input fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n", "class/major mismatch");
+        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=100660 acl=- grant=-\n", "regular file mode");
+        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=u::rw-;rm grant=-\n", "acl charset");
+        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=1:rw:acl\n", "acl grant without acl");
+        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=1:rwx:chown\n", "bad perm");
+        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n"
+                       "node path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n", "duplicate node");
+        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n"
+                       "session uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n", "session after node");
+        expect_refused("xdevices-state 1\r\nholder -\r\n", "CRLF");
+        expect_refused("garbage\n", "garbage");
+        memset(buf, 'x', sizeof buf - 1);
+        buf[sizeof buf - 1] = '\0';
+        expect_refused(buf, "no newline at all");
+}
+END_TEST
+
+START_TEST(test_elect) {
+        struct xdev_state s = { 0 };
+        struct xdev_session a = { .uid = 1000, .user = "a", .service = "login", .vt = 2, .pid = 1, .start = 1 };
+        struct xdev_session b = { .uid = 1001, .user = "b", .service = "login", .vt = 3, .pid = 2, .start = 1 };
+        ck_assert_int_eq(xdev_state_add_session(&s, &a), 0);
+        ck_assert_int_eq(xdev_state_add_session(&s, &b), 0);
+        s.has_holder = true;
+        s.holder = 1000;
+        xdev_state_elect(&s, 3);
+        ck_assert(s.has_holder);
+        ck_assert_uint_eq(s.holder, 1000); /* a live holder keeps them */
+        xdev_state_remove_session(&s, 0);
+        xdev_state_elect(&s, 3);
+        ck_assert(s.has_holder);
+        ck_assert_uint_eq(s.holder, 1001); /* passes to the active VT's session */
+        xdev_state_remove_session(&s, 0);
+        xdev_state_elect(&s, 3);
+        ck_assert(!s.has_holder);
+        ck_assert_int_eq(xdev_state_add_session(&s, &a), 0);
+        xdev_state_elect(&s, 7);
+        ck_assert(!s.has_holder); /* active VT has no session: nobody */
+        xdev_state_elect(&s, -1);
+        ck_assert(!s.has_holder);
+        xdev_state_free(&s);
+}
+END_TEST
+
+START_TEST(test_limits) {
+        struct xdev_state s = { 0 };
+        struct xdev_session a = { .uid = 1, .user = "a", .service = "login", .vt = 2, .pid = 1 };
+        for (unsigned i = 0; i < XDEV_SESSIONS_MAX; i++) {
+                a.start = i;
+                ck_assert_int_eq(xdev_state_add_session(&s, &a), 0);
+        }
+        ck_assert_int_eq(xdev_state_add_session(&s, &a), -E2BIG);
+        xdev_state_free(&s);
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("state");
+        TCase *tc = tcase_create("codec");
+        tcase_add_test(tc, test_round_trip);
+        tcase_add_test(tc, test_refuses_everything_else);
+        tcase_add_test(tc, test_elect);
+        tcase_add_test(tc, test_limits);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Which logins count: PAM_TTY spellings and the PAM_RHOST/PAM_RUSER rule. */
+#include "config.h"
+
+#include <check.h>
+#include <unistd.h>
+
+#include "tty.h"
+#include "util.h"
+
+START_TEST(test_accepted_spellings) {
+        ck_assert_int_eq(xdev_tty_parse("tty1"), 1);
+        ck_assert_int_eq(xdev_tty_parse("/dev/tty1"), 1);
+        ck_assert_int_eq(xdev_tty_parse("tty63"), 63);
+        ck_assert_int_eq(xdev_tty_parse("/dev/tty12"), 12);
+}
+END_TEST
+
+START_TEST(test_rejected_spellings) {
+        static const char *const bad[] = {
+                "tty0", "tty64", "tty01", "tty1\n", "tty1 ", " tty1", "tty", "tty-1", "tty+1",
+                "../tty1", "/dev/../dev/tty1", "/dev//tty1", "dev/tty1", ":0", ":0.0", "pts/3",
+                "/dev/pts/3", "ttyS0", "ttyUSB0", "tty99999999999999999999", "tty4294967297",
+                "TTY1", "console", "", "/dev/tty", "/dev/tty1/", "tty1x", "tty0x1",
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+                ck_assert_msg(xdev_tty_parse(bad[i]) < 0, "accepted \"%s\"", bad[i]);
+        ck_assert_int_lt(xdev_tty_parse(NULL), 0);
+}
+END_TEST
+
+START_TEST(test_local_items) {
+        ck_assert(xdev_login_items_are_local("alice", NULL, NULL));
+        ck_assert(xdev_login_items_are_local("alice", "", ""));
+        ck_assert(xdev_login_items_are_local("alice", "alice", NULL));
+        ck_assert(!xdev_login_items_are_local("alice", "bob", NULL));
+        ck_assert(!xdev_login_items_are_local("root", "alice", NULL));
+        ck_assert(!xdev_login_items_are_local("alice", NULL, "localhost"));
+        ck_assert(!xdev_login_items_are_local("alice", NULL, "::1"));
+        ck_assert(!xdev_login_items_are_local(NULL, "alice", NULL));
+}
+END_TEST
+
+START_TEST(test_paths_and_names) {
+        ck_assert(xdev_path_is_valid("/dev/input/event0"));
+        ck_assert(xdev_path_is_valid("/dev/dri/renderD128"));
+        ck_assert(!xdev_path_is_valid("/dev/"));
+        ck_assert(!xdev_path_is_valid("/dev/../etc/shadow"));
+        ck_assert(!xdev_path_is_valid("/dev/./input"));
+        ck_assert(!xdev_path_is_valid("/dev//input"));
+        ck_assert(!xdev_path_is_valid("/dev/input/"));
+        ck_assert(!xdev_path_is_valid("/etc/shadow"));
+        ck_assert(!xdev_path_is_valid("/dev/input/event 0"));
+        ck_assert(!xdev_path_is_valid("/dev/input/event0\n"));
+        ck_assert(xdev_name_is_valid("alice", 32));
+        ck_assert(xdev_name_is_valid("machine$", 32));
+        ck_assert(!xdev_name_is_valid("-alice", 32));
+        ck_assert(!xdev_name_is_valid("al ice", 32));
+        ck_assert(!xdev_name_is_valid("al$ice", 32));
+        ck_assert(!xdev_name_is_valid("", 32));
+        ck_assert(!xdev_name_is_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 32));
+}
+END_TEST
+
+START_TEST(test_parse_uint) {
+        uint64_t v;
+        ck_assert_int_eq(xdev_parse_uint("0", 10, &v), 0);
+        ck_assert_uint_eq(v, 0);
+        ck_assert_int_eq(xdev_parse_uint("42", 42, &v), 0);
+        ck_assert_int_lt(xdev_parse_uint("43", 42, &v), 0);
+        ck_assert_int_lt(xdev_parse_uint("042", 100, &v), 0);
+        ck_assert_int_lt(xdev_parse_uint("-1", 100, &v), 0);
+        ck_assert_int_lt(xdev_parse_uint("99999999999999999999999", UINT64_MAX, &v), 0);
+}
+END_TEST
+
+START_TEST(test_own_stat) {
+        uint64_t start = 0;
+        ck_assert_int_eq(xdev_proc_stat(getpid(), &start, NULL), 0);
+        ck_assert(xdev_pid_is_alive(getpid(), start));
+        ck_assert(!xdev_pid_is_alive(getpid(), start + 1));
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("tty");
+        TCase *tc = tcase_create("validation");
+        tcase_add_test(tc, test_accepted_spellings);
+        tcase_add_test(tc, test_rejected_spellings);
+        tcase_add_test(tc, test_local_items);
+        tcase_add_test(tc, test_paths_and_names);
+        tcase_add_test(tc, test_parse_uint);
+        tcase_add_test(tc, test_own_stat);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}

@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Builds (or finds in the cache) the Debian 12 test image for the qemu suite:
+# a sysvinit rootfs with Xorg, the project installed into it, two users.
+#
+# usage: build-image.sh [--srcdir DIR] [--builddir DIR] [--no-project]
+# Prints the image directory (rootfs.ext4, vmlinuz, initrd.img, info) on the
+# last line of stdout. Cache: $XDT_CACHE, default /var/cache/pam_xdevices-vm.
+# The base rootfs (packages only, slow) and the image (base + project + test
+# scripts, fast) are cached separately, each under a hash of its inputs.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+builddir=
+with_project=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--srcdir) srcdir=$(cd "$2" && pwd); shift 2 ;;
+	--builddir) builddir=$(cd "$2" && pwd); shift 2 ;;
+	--no-project) with_project=0; shift ;;
+	*) echo "usage: $0 [--srcdir DIR] [--builddir DIR] [--no-project]" >&2; exit 2 ;;
+	esac
+done
+
+cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm}
+mirror=${XDT_MIRROR:-http://deb.debian.org/debian}
+security_mirror=${XDT_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+xorg_patched=${XDT_PATCHED_XORG:-${XSERVER_BUILDDIR:-$srcdir/xserver-patch/_build}/stage/usr/lib/xorg/Xorg}
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
+
+say() { echo "build-image: $*" >&2; }
+need() { command -v "$1" >/dev/null || { say "missing $1 (apt-get install $2)"; exit 1; }; }
+need mmdebstrap mmdebstrap
+need mkfs.ext4 e2fsprogs
+[ "$(id -u)" = 0 ] || { say "must run as root (mmdebstrap, device nodes, chroot)"; exit 1; }
+
+hash_stream() { sha256sum | cut -c1-16; }
+
+# --- base: Debian 12 packages only -----------------------------------------
+make_base() {
+	local out=$1 pkgs
+	pkgs=$(grep -v '^#' "$here/packages.list" | xargs | tr ' ' ,)
+	mmdebstrap --variant=apt --include="$pkgs" \
+		--aptopt='APT::Install-Recommends "false"' \
+		--dpkgopt='path-exclude=/usr/share/doc/*' \
+		--dpkgopt='path-exclude=/usr/share/man/*' \
+		--dpkgopt='path-exclude=/usr/share/locale/*' \
+		--dpkgopt='path-include=/usr/share/locale/locale.alias' \
+		bookworm "$out" \
+		"deb $mirror bookworm main" \
+		"deb $mirror bookworm-updates main" \
+		"deb $security_mirror bookworm-security main"
+}
+base_key=$( { cat "$here/packages.list"; declare -f make_base; echo "$mirror $security_mirror"; } | hash_stream)
+base=$cache/base-$base_key
+if [ ! -e "$base/.done" ]; then
+	say "building base rootfs $base (mmdebstrap, ~2 min)"
+	rm -rf "$base" "$base.tmp"
+	t0=$SECONDS
+	make_base "$base.tmp" >&2
+	touch "$base.tmp/.done"
+	mv "$base.tmp" "$base"
+	say "base rootfs built in $((SECONDS - t0)) s"
+	for old in "$cache"/base-*; do [ "$old" = "$base" ] || rm -rf "$old"; done
+else
+	say "base rootfs cached: $base"
+fi
+
+# --- project: make install DESTDIR ------------------------------------------
+stage=$cache/stage
+rm -rf "$stage"; mkdir -p "$stage"
+project=absent
+if [ "$with_project" = 1 ]; then
+	if [ -n "$builddir" ] && [ -e "$builddir/config.status" ]; then
+		say "installing the project from $builddir"
+		make -s -C "$builddir" >&2
+		make -s -C "$builddir" install DESTDIR="$stage" >&2
+		project=installed
+	elif [ -e "$srcdir/configure.ac" ]; then
+		# Build a copy, out of the developer's tree: cp -u keeps unchanged
+		# files' mtimes so that make rebuilds only what changed.
+		src=$cache/src build=$cache/build
+		say "building the project from $srcdir in $build"
+		mkdir -p "$src" "$build"
+		(cd "$srcdir" && git ls-files -z --cached --others --exclude-standard 2>/dev/null ||
+			find . -path ./.git -prune -o -type f -print0) |
+			(cd "$srcdir" && xargs -0 cp -u -p --parents -t "$src" 2>/dev/null || true)
+		[ -x "$src/configure" ] || (cd "$src" && ./autogen.sh >&2)
+		if [ ! -e "$build/config.status" ]; then
+			(cd "$build" && "$src/configure" --prefix=/usr --sysconfdir=/etc \
+				--libdir=/usr/lib/x86_64-linux-gnu >&2)
+		fi
+		make -s -C "$build" -j2 >&2
+		make -s -C "$build" install DESTDIR="$stage" >&2
+		project=installed
+	else
+		say "no configure.ac in $srcdir: image without the project"
+	fi
+fi
+
+# --- image: base + project + test harness -----------------------------------
+make_layer() {
+	local root=$1
+	tar -C "$stage" -cf - . | tar -C "$root" -xf - --keep-directory-symlink
+	install -d -m 0755 "$root/usr/local/lib/xdt"
+	install -m 0755 "$here"/guest/xdt-* "$root/usr/local/lib/xdt/"
+	if [ -x "$xorg_patched" ]; then
+		install -m 0755 "$xorg_patched" "$root/usr/local/lib/xdt/Xorg-patched"
+	fi
+	echo xdt >"$root/etc/hostname"
+	printf '127.0.0.1 localhost\n127.0.1.1 xdt\n' >"$root/etc/hosts"
+	echo '/dev/vda / ext4 rw,errors=remount-ro 0 0' >"$root/etc/fstab"
+	# No password prompts anywhere: autologin only, root has no password.
+	chroot "$root" passwd -d root >/dev/null
+	for u in alice bob; do
+		chroot "$root" id "$u" >/dev/null 2>&1 ||
+			chroot "$root" useradd -m -s /bin/bash "$u"
+		install -m 0644 "$here/guest/profile" "$root/home/$u/.profile"
+		chroot "$root" chown "$u:$u" "/home/$u/.profile"
+	done
+	# Enabled the way a user would: one line in /etc/pam.d/login.
+	if [ -n "$(find "$root/usr/lib" "$root/lib" -name pam_xdevices.so 2>/dev/null | head -1)" ]; then
+		echo 'session optional pam_xdevices.so' >>"$root/etc/pam.d/login"
+	fi
+	# tty1/tty2: real agetty --autologin running the real login, each
+	# gated so that the test orchestrator decides when a login happens.
+	sed -i -e '/^[1-6]:[0-9]*:respawn:/d' "$root/etc/inittab"
+	cat >>"$root/etc/inittab" <<-'EOT'
+	1:2345:respawn:/usr/local/lib/xdt/xdt-gate tty1 /sbin/agetty --autologin alice --noclear tty1 linux
+	2:2345:respawn:/usr/local/lib/xdt/xdt-gate tty2 /sbin/agetty --autologin bob --noclear tty2 linux
+	xd:2345:once:/usr/local/lib/xdt/xdt-orchestrate
+	EOT
+	# Quiet, fast boot.
+	sed -i 's/^#\?\(VERBOSE=\).*/\1no/' "$root/etc/default/rcS" 2>/dev/null || true
+	echo 'kernel.printk = 3 4 1 3' >"$root/etc/sysctl.d/10-quiet.conf"
+}
+xorg_hash=none
+[ -x "$xorg_patched" ] && xorg_hash=$(sha256sum <"$xorg_patched" | cut -c1-16)
+img_key=$( {
+	echo "$base_key $xorg_hash"
+	declare -f make_layer
+	(cd "$here" && cat guest/* packages.list)
+	(cd "$stage" && find . -printf '%p %m %l\n' | sort && find . -type f -print0 | sort -z | xargs -0r cat)
+} | hash_stream)
+img=$cache/img-$img_key
+if [ ! -e "$img/.done" ]; then
+	say "building image $img (project: $project, patched Xorg: $([ "$xorg_hash" = none ] && echo absent || echo present))"
+	t0=$SECONDS
+	rm -rf "$img" "$img.tmp"
+	mkdir -p "$img.tmp"
+	root=$img.tmp/root
+	cp -a "$base" "$root"
+	rm -f "$root/.done"
+	make_layer "$root"
+	cp "$(ls "$root"/boot/vmlinuz-* | sort -V | tail -1)" "$img.tmp/vmlinuz"
+	cp "$(ls "$root"/boot/initrd.img-* | sort -V | tail -1)" "$img.tmp/initrd.img"
+	size_mb=$(( $(du -sm "$root" | cut -f1) + 400 ))
+	mkfs.ext4 -q -F -L xdt -d "$root" "$img.tmp/rootfs.ext4" "${size_mb}M"
+	rm -rf "$root"
+	{
+		echo "project=$project"
+		echo "patched_xorg=$([ "$xorg_hash" = none ] && echo absent || echo present)"
+		echo "base=$base_key"
+		echo "image=$img_key"
+	} >"$img.tmp/info"
+	touch "$img.tmp/.done"
+	mv "$img.tmp" "$img"
+	say "image built in $((SECONDS - t0)) s"
+	# Keep the newest three images.
+	ls -dt "$cache"/img-* 2>/dev/null | grep -v '\.tmp$' | tail -n +4 | xargs -r rm -rf
+else
+	say "image cached: $img"
+fi
+echo "$img"
