@@ -1,0 +1,196 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Fetch Debian 12's xorg-server source, apply our patch series without fuzz,
+# build only the Xorg server and install it into "$BUILDDIR/stage".
+#
+# Usage: build-xorg.sh [--force]
+#   XSERVER_BUILDDIR  build directory (default: <this dir>/_build), never committed
+#   MAKE_JOBS         parallel make jobs (default: 2)
+# Result: "$BUILDDIR/stage/usr/lib/xorg/Xorg". Must run as root (apt-get).
+
+set -eu
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build}
+JOBS=${MAKE_JOBS:-2}
+FORCE=${1:-}
+PATCHDIR=$HERE/patches
+SERIES=$PATCHDIR/series
+LOG=$BUILDDIR/build.log       # compiler output
+PRISTINE=$BUILDDIR/pristine   # apt-get source output (Debian patches applied)
+SRC=$BUILDDIR/src             # pristine + our series
+OBJ=$BUILDDIR/obj             # out-of-tree build
+STAGE=$BUILDDIR/stage
+XORG=$STAGE/usr/lib/xorg/Xorg
+
+die() { echo "build-xorg: $*" >&2; exit 1; }
+now() { date +%s; }
+stage_start() { STAGE_NAME=$1; STAGE_T0=$(now); echo "build-xorg: == $1"; }
+stage_end() { echo "build-xorg: == $STAGE_NAME took $(( $(now) - STAGE_T0 )) s"; }
+
+patches() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$SERIES"; }
+
+# Up to date when the staged binary is newer than the series, every patch
+# and this script.
+is_up_to_date() {
+    [ -x "$XORG" ] || return 1
+    [ "$XORG" -nt "$SERIES" ] && [ "$XORG" -nt "$0" ] || return 1
+    for p in $(patches); do
+        [ "$XORG" -nt "$PATCHDIR/$p" ] || return 1
+    done
+    return 0
+}
+
+[ "$(id -u)" = 0 ] || die "must run as root (apt-get build-dep)"
+[ -f "$SERIES" ] || die "no series file at $SERIES"
+for p in $(patches); do
+    [ -f "$PATCHDIR/$p" ] || die "series names missing patch $p"
+done
+
+if [ "$FORCE" != --force ] && is_up_to_date; then
+    echo "build-xorg: $XORG is up to date"
+    exit 0
+fi
+mkdir -p "$BUILDDIR"
+T_ALL=$(now)
+
+# --- deb-src and build dependencies ---------------------------------------
+stage_start "apt (deb-src, build-dep)"
+if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    src=$(grep -lsE '^Types:.*\bdeb\b' /etc/apt/sources.list.d/*.sources | head -n1 || true)
+    if [ -n "$src" ]; then
+        sed 's/^Types:.*/Types: deb-src/' "$src" > /etc/apt/sources.list.d/xserver-patch-src.sources
+    elif [ -f /etc/apt/sources.list ]; then
+        sed -n 's/^deb /deb-src /p' /etc/apt/sources.list > /etc/apt/sources.list.d/xserver-patch-src.list
+    else
+        die "no Debian apt source found to copy as deb-src"
+    fi
+    apt-get update -q
+fi
+if [ ! -f "$BUILDDIR/.build-dep-done" ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q xorg-server
+    touch "$BUILDDIR/.build-dep-done"
+fi
+stage_end
+
+# --- source ----------------------------------------------------------------
+stage_start "apt-get source"
+if [ ! -f "$PRISTINE/.done" ]; then
+    rm -rf "$PRISTINE"
+    mkdir -p "$PRISTINE"
+    (cd "$PRISTINE" && apt-get source -q xorg-server)
+    dir=$(find "$PRISTINE" -mindepth 1 -maxdepth 1 -type d -name 'xorg-server-*' | head -n1)
+    [ -n "$dir" ] || die "apt-get source produced no xorg-server-* directory"
+    ln -s "$(basename "$dir")" "$PRISTINE/tree"
+    touch "$PRISTINE/.done"
+fi
+stage_end
+
+# --- patches -----------------------------------------------------------------
+# The series is applied to a copy of the pristine tree. When it changes, the
+# previous one is reversed first, so that make rebuilds exactly what changed.
+stage_start "patch"
+if [ ! -d "$SRC" ]; then
+    cp -a "$PRISTINE/tree/." "$SRC"
+    mkdir -p "$SRC/.xserver-patch"
+fi
+APPLIED=$SRC/.xserver-patch
+same=yes
+(patches) > "$BUILDDIR/series.want"
+cmp -s "$BUILDDIR/series.want" "$APPLIED/series" 2>/dev/null || same=no
+if [ $same = yes ]; then
+    for p in $(patches); do
+        cmp -s "$PATCHDIR/$p" "$APPLIED/$(basename "$p")" || same=no
+    done
+fi
+if [ $same = no ]; then
+    if [ -f "$APPLIED/series" ]; then
+        for p in $(tac "$APPLIED/series"); do
+            echo "build-xorg: reverting $p"
+            patch -d "$SRC" -p1 -R -s --fuzz=0 -i "$APPLIED/$(basename "$p")" ||
+                die "cannot revert $p; remove $SRC and retry"
+        done
+        rm -f "$APPLIED"/*
+    fi
+    for p in $(patches); do
+        echo "build-xorg: applying $p"
+        # --fuzz=0 refuses fuzz; an offset is refused below.
+        out=$(patch -d "$SRC" -p1 --fuzz=0 --no-backup-if-mismatch -i "$PATCHDIR/$p" 2>&1) ||
+            { echo "$out" >&2; die "$p does not apply"; }
+        echo "$out"
+        if echo "$out" | grep -qE 'offset|fuzz'; then
+            die "$p applies only with an offset or fuzz; refresh it"
+        fi
+        cp "$PATCHDIR/$p" "$APPLIED/$(basename "$p")"
+        echo "$p" >> "$APPLIED/series"
+    done
+    [ -f "$APPLIED/series" ] || : > "$APPLIED/series"
+fi
+stage_end
+
+# --- autoreconf ----------------------------------------------------------------
+stage_start "autoreconf"
+if [ ! -f "$SRC/.xserver-patch-autoreconf" ]; then
+    (cd "$SRC" && autoreconf -fi) >>"$LOG" 2>&1 ||
+        { tail -n 40 "$LOG" >&2; die "autoreconf failed, see $LOG"; }
+    touch "$SRC/.xserver-patch-autoreconf"
+fi
+stage_end
+
+# --- configure: Debian's flags (debian/rules.flags), Xorg server only -------
+stage_start "configure"
+if [ ! -f "$OBJ/config.status" ]; then
+    mkdir -p "$OBJ"
+    vendor=$(dpkg-vendor --query Vendor)
+    version=$(cd "$SRC" && dpkg-parsechangelog -S Version)
+    eval "$(DEB_BUILD_MAINT_OPTIONS="hardening=+pie" \
+            DEB_LDFLAGS_MAINT_APPEND="-Wl,-Bsymbolic" \
+            DEB_CPPFLAGS_MAINT_APPEND="-DPRE_RELEASE=0" \
+            dpkg-buildflags --export=sh)"
+    (cd "$OBJ" && "$SRC/configure" -q \
+        --prefix=/usr --sysconfdir=/etc --localstatedir=/var --runstatedir=/run \
+        --mandir='${prefix}/share/man' \
+        --libdir="\${prefix}/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)" \
+        --libexecdir='${prefix}/lib/xorg' \
+        --with-module-dir='${prefix}/lib/xorg/modules' \
+        --with-serverconfig-path='${libexecdir}' \
+        --disable-static --without-dtrace --disable-strict-compilation \
+        --disable-debug --with-int10=x86emu \
+        --with-os-name=linux --with-os-vendor="$vendor" \
+        --with-builderstring="xorg-server $version + pam_xdevices xserver-patch" \
+        --with-xkb-path=/usr/share/X11/xkb --with-xkb-output=/var/lib/xkb \
+        --with-shared-memory-dir=/dev/shm \
+        --enable-mitshm --enable-xres --enable-dbe --disable-xf86bigfont \
+        --enable-dpms --enable-xorg --disable-linux-acpi --disable-linux-apm \
+        --disable-xquartz --disable-xwayland --disable-xwin \
+        --disable-install-setuid --disable-config-hal --enable-config-udev \
+        --enable-xshmfence --disable-unit-tests \
+        --with-default-font-path="/usr/share/fonts/X11/misc,/usr/share/fonts/X11/cyrillic,/usr/share/fonts/X11/100dpi/:unscaled,/usr/share/fonts/X11/75dpi/:unscaled,/usr/share/fonts/X11/Type1,/usr/share/fonts/X11/100dpi,/usr/share/fonts/X11/75dpi,built-ins" \
+        --enable-composite --enable-record --enable-xv --enable-xvmc \
+        --enable-dga --enable-screensaver --enable-xdmcp --enable-xdm-auth-1 \
+        --enable-glx --enable-present --enable-xinerama --enable-xf86vidmode \
+        --enable-xace --enable-xfree86-utils --enable-suid-wrapper \
+        --disable-xvfb --disable-xnest --disable-kdrive --disable-xephyr \
+        --with-sha1=libgcrypt --enable-xcsecurity \
+        --enable-dri3 --enable-xselinux --enable-systemd-logind \
+        --with-systemd-daemon --enable-dri --enable-dri2 --enable-glamor \
+        --enable-libunwind --enable-libdrm \
+        CFLAGS="$CFLAGS" CPPFLAGS="$CPPFLAGS" LDFLAGS="$LDFLAGS")
+fi
+stage_end
+
+# --- build and stage ------------------------------------------------------------
+stage_start "make -j$JOBS"
+make -C "$OBJ" -j"$JOBS" >>"$LOG" 2>&1 ||
+    { tail -n 40 "$LOG" >&2; die "make failed, see $LOG"; }
+stage_end
+
+stage_start "install into $STAGE"
+rm -rf "$STAGE"
+make -C "$OBJ" install DESTDIR="$STAGE" >>"$LOG" 2>&1 ||
+    { tail -n 40 "$LOG" >&2; die "make install failed, see $LOG"; }
+[ -x "$XORG" ] || die "no $XORG after install"
+touch "$XORG"
+stage_end
+
+echo "build-xorg: done in $(( $(now) - T_ALL )) s: $XORG"
