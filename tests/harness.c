@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/acl.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -155,6 +156,11 @@ int h_init(void) {
                 fprintf(stderr, "not root: skipping\n");
                 exit(77);
         }
+        /* Test programs share the machine's VTs: one at a time. The lock
+         * is held until this process and all its children are gone. */
+        int lock = open("/tmp/.pam_xdevices-tests.lock", O_RDWR | O_CREAT | O_NOFOLLOW, 0600);
+        if (lock < 0 || flock(lock, LOCK_EX) < 0)
+                die("test lock");
         if (unshare(CLONE_NEWNS) < 0)
                 die("unshare");
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Lingering holders: processes that still hold an fd to a shared node after
+ * the grant was taken back. Finding them in /proc and applying the policy. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "conf.h"
+#include "state.h"
+#include "util.h"
+
+#define XDEV_LINGER_TARGETS_MAX 1024
+/* Processes terminated with a grace period in one sweep; any beyond are
+ * killed at once, so a fork storm costs no fds and no time. */
+#define XDEV_LINGER_GRACEFUL_MAX 128
+#define XDEV_LINGER_GRACE_MAX_MS 30000
+
+/* A node whose grant was taken: found by rdev, checked by the class major. */
+struct xdev_linger_target {
+        dev_t rdev;
+        enum xdev_class class;
+        char path[64];          /* for messages only */
+};
+
+struct xdev_linger_opts {
+        enum xdev_linger policy;
+        unsigned grace_ms;      /* SIGTERM .. SIGKILL */
+        bool report_only;       /* list holders on REPORT, change nothing */
+        FILE *report;
+        bool has_keep;          /* processes of KEEP_UID hold legitimately */
+        uid_t keep_uid;
+        bool has_only;          /* act on processes of ONLY_UID alone */
+        uid_t only_uid;
+};
+
+struct xdev_linger_counts {
+        unsigned holders;       /* processes found holding a target */
+        unsigned revoked;       /* input fds revoked (EVIOCREVOKE) */
+        unsigned demoted;       /* DRM masters dropped */
+        unsigned terminated;    /* processes gone after SIGTERM/SIGKILL */
+        unsigned left;          /* holders only logged (warn, render, tty0) */
+        unsigned failed;        /* actions that failed */
+};
+
+/* Finds every process (not root, not KEEP_UID) with an fd whose target is a
+ * character device of one of TARGETS (rdev and class major) and applies
+ * OPTS->policy to it. Remove the grants first: a revoked process may reopen
+ * a node it still has access to. Bounded by OPTS->grace_ms plus one second.
+ * Returns 0 (counts in *RET) or -errno when /proc cannot be read. */
+int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n, const struct xdev_linger_opts *opts,
+                      const struct xdev_log *log, struct xdev_linger_counts *ret);
+
+/* A set of shared nodes noted before a change, to sweep for those whose
+ * grant went away (or to another uid) after it. */
+struct xdev_linger_set {
+        struct xdev_linger_target *items;
+        uid_t *grantee;
+        size_t n;
+};
+
+/* Notes every granted shared node of STATE. */
+int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state);
+/* Sweeps the noted nodes that STATE no longer grants to the same uid, with
+ * the policy of CONFIG; the holder of STATE is kept. Frees SET. */
+int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state, const struct xdev_config *config,
+                      const struct xdev_log *log);
+void xdev_linger_set_free(struct xdev_linger_set *set);
+
+/* Every recorded or enumerable shared node, for status and revoke. */
+int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_config *config,
+                            const struct xdev_log *log, struct xdev_linger_target **ret, size_t *ret_n);

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* xdevices(8) run the way udev runs it, against mknod'd nodes during real
+ * PAM sessions: hotplugged nodes join the holder's session, spoofed or
+ * odd input changes nothing. */
+#include "config.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <security/pam_appl.h>
+
+#include "harness.h"
+
+static const char *helper(void) {
+        const char *h = getenv("XDEV_HELPER");
+        return h ? h : "../pam_xdevices/xdevices";
+}
+
+/* Runs "xdevices apply|forget PATH" with a udev-like environment. */
+static int udev_event(const char *action, const char *arg, const char *devname, unsigned maj, unsigned min,
+                      const char *cls, char **ret_out) {
+        char e_action[64], e_devname[300], e_major[32], e_minor[32], e_class[64];
+        const char *argv[] = { helper(), "--conf=" H_CONF, strcmp(action, "remove") ? "apply" : "forget", arg, NULL };
+        const char *env[] = { e_action, e_devname, e_major, e_minor, e_class, "SUBSYSTEM=input", "TAGS=:xdevices:",
+                              "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+        snprintf(e_action, sizeof e_action, "ACTION=%s", action);
+        snprintf(e_devname, sizeof e_devname, "DEVNAME=%s", devname);
+        snprintf(e_major, sizeof e_major, "MAJOR=%u", maj);
+        snprintf(e_minor, sizeof e_minor, "MINOR=%u", min);
+        snprintf(e_class, sizeof e_class, "XDEVICES_CLASS=%s", cls);
+        return h_run_helper(argv, env, ret_out);
+}
+
+static int run(const char *cmd, const char *arg, char **ret_out) {
+        const char *argv[] = { helper(), "--conf=" H_CONF, cmd, arg, NULL };
+        const char *env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+        return h_run_helper(argv, env, ret_out);
+}
+
+static void new_node(const char *path, unsigned maj, unsigned min) {
+        (void) unlink(path);
+        ck_assert_int_eq(mknod(path, S_IFCHR | 0660, makedev(maj, min)), 0);
+}
+
+static void fresh(void) {
+        h_fresh(NULL, NULL);
+}
+
+START_TEST(test_hotplug_during_session_is_granted_then_restored) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        new_node("/dev/input/event5", 13, 69);
+        char *before = h_node_describe("/dev/input/event5");
+        ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "");
+        char *out = NULL;
+        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", &out), 0);
+        free(out);
+        ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "rw");
+        /* a repeated "change" is idempotent */
+        ck_assert_int_eq(udev_event("change", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "rw");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        char *after = h_node_describe("/dev/input/event5");
+        ck_assert_str_eq(after, before);
+        /* after logout, a new event grants nothing */
+        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        char *again = h_node_describe("/dev/input/event5");
+        ck_assert_str_eq(again, before);
+        free(before);
+        free(after);
+        free(again);
+}
+END_TEST
+
+START_TEST(test_no_session_nothing_granted) {
+        new_node("/dev/input/event5", 13, 69);
+        char *before = h_node_describe("/dev/input/event5");
+        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        char *after = h_node_describe("/dev/input/event5");
+        ck_assert_str_eq(after, before);
+        free(before);
+        free(after);
+}
+END_TEST
+
+/* During a live session, each bad event is refused (exit 4), says why, and
+ * leaves the node and its target untouched. */
+static void assert_refused(const char *arg, const char *devname, unsigned maj, unsigned min, const char *cls,
+                           const char *watch, const char *needle) {
+        char *before = h_node_describe(watch), *out = NULL;
+        int r = udev_event("add", arg, devname, maj, min, cls, &out);
+        ck_assert_msg(r == 4, "%s: exit %d, expected 4 (%s)", arg, r, out);
+        ck_assert_msg(strstr(out, needle), "%s: message \"%s\" lacks \"%s\"", arg, out, needle);
+        char *after = h_node_describe(watch);
+        ck_assert_msg(strcmp(before, after) == 0, "%s changed: \"%s\" -> \"%s\"", watch, before, after);
+        free(before);
+        free(after);
+        free(out);
+}
+
+START_TEST(test_spoofed_and_odd_events_are_refused) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        new_node("/dev/input/event5", 13, 69);
+        assert_refused("/dev/input/event5", "/dev/input/event6", 13, 69, "input", "/dev/input/event5", "does not match");
+        assert_refused("/dev/input/event5", "/dev/input/event5", 13, 70, "input", "/dev/input/event5", "not the 13:70");
+        assert_refused("/dev/input/event5", "/dev/input/event5", 226, 69, "drm", "/dev/input/event5", "is not a drm");
+        assert_refused("/dev/input/event5", "/dev/input/event5", 13, 69, "vt", "/dev/input/event5", "XDEVICES_CLASS");
+        assert_refused("/dev/input/event5", "/dev/input/event5", 4, 69, "input", "/dev/input/event5", "major 4");
+        ck_assert_int_eq(symlink("/etc/shadow", "/dev/input/event7"), 0);
+        assert_refused("/dev/input/event7", "/dev/input/event7", 13, 71, "input", "/etc/shadow", "not a input device node");
+        ck_assert_int_eq(symlink("/dev/input/event5", "/dev/input/event9"), 0);
+        assert_refused("/dev/input/event9", "/dev/input/event9", 13, 69, "input", "/dev/input/event5", "not a input device node");
+        int fd = open("/dev/input/event8", O_CREAT | O_WRONLY, 0600);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        assert_refused("/dev/input/event8", "/dev/input/event8", 13, 72, "input", "/dev/input/event8", "not a input device node");
+        assert_refused("/etc/shadow", "/etc/shadow", 13, 72, "input", "/etc/shadow", "not a path under /dev");
+        assert_refused("/dev/input/../../etc/shadow", "/dev/input/../../etc/shadow", 13, 72, "input", "/etc/shadow",
+                       "not a path under /dev");
+        /* a node with a second link (hardlink) is refused too */
+        ck_assert_int_eq(link("/dev/input/event5", "/dev/input/event10"), 0);
+        assert_refused("/dev/input/event10", "/dev/input/event10", 13, 69, "input", "/dev/input/event5", "not a input device node");
+        ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_remove_event_forgets_the_node) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        new_node("/dev/input/event5", 13, 69);
+        char *before = h_node_describe("/dev/input/event5");
+        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        char *out = NULL;
+        ck_assert_int_eq(run("status", "--json", &out), 0);
+        ck_assert_ptr_nonnull(strstr(out, "\"/dev/input/event5\""));
+        free(out);
+        ck_assert_int_eq(unlink("/dev/input/event5"), 0);
+        ck_assert_int_eq(udev_event("remove", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        ck_assert_int_eq(run("status", "--json", &out), 0);
+        ck_assert_ptr_null(strstr(out, "\"/dev/input/event5\""));
+        free(out);
+        /* the device comes back: it is granted afresh, and restored at logout */
+        new_node("/dev/input/event5", 13, 69);
+        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "rw");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        char *after = h_node_describe("/dev/input/event5");
+        ck_assert_str_eq(after, before);
+        free(before);
+        free(after);
+}
+END_TEST
+
+START_TEST(test_status_shows_two_users) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        char *out = NULL, want[64];
+        ck_assert_int_eq(run("status", NULL, &out), 0);
+        printf("--- xdevices status, two users ---\n%s---\n", out);
+        snprintf(want, sizeof want, "holder: uid %d", H_UID_ALICE);
+        ck_assert_ptr_nonnull(strstr(out, want));
+        ck_assert_ptr_nonnull(strstr(out, "xdalice"));
+        ck_assert_ptr_nonnull(strstr(out, "xdbob"));
+        ck_assert_ptr_nonnull(strstr(out, "/dev/dri/card0"));
+        free(out);
+        ck_assert_int_eq(run("status", "--json", &out), 0);
+        snprintf(want, sizeof want, "{\"holder\":%d,", H_UID_ALICE);
+        ck_assert_ptr_nonnull(strstr(out, want));
+        ck_assert_ptr_nonnull(strstr(out, "\"user\":\"xdbob\""));
+        free(out);
+        h_session_close(b);
+        h_session_close(a);
+}
+END_TEST
+
+START_TEST(test_gc_reaps_killed_session) {
+        char *before[16];
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                before[i] = h_node_describe(h_shared_nodes[i]);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
+        h_session_kill(a);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
+        ck_assert_int_eq(run("gc", NULL, NULL), 0);
+        for (size_t i = 0; i < h_n_shared_nodes; i++) {
+                char *now = h_node_describe(h_shared_nodes[i]);
+                ck_assert_str_eq(now, before[i]);
+                free(now);
+                free(before[i]);
+        }
+        char *out = NULL;
+        ck_assert_int_eq(run("status", "--json", &out), 0);
+        ck_assert_ptr_nonnull(strstr(out, "\"sessions\":[]"));
+        ck_assert_ptr_nonnull(strstr(out, "\"nodes\":[]"));
+        free(out);
+}
+END_TEST
+
+START_TEST(test_reset_restores_everything) {
+        char *before[16];
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                before[i] = h_node_describe(h_shared_nodes[i]);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(run("reset", NULL, NULL), 0);
+        for (size_t i = 0; i < h_n_shared_nodes; i++) {
+                char *now = h_node_describe(h_shared_nodes[i]);
+                ck_assert_str_eq(now, before[i]);
+                free(now);
+                free(before[i]);
+        }
+        /* the session record is gone: close finds nothing of ours */
+        ck_assert_int_eq(h_session_close(a), H_IGNORED);
+}
+END_TEST
+
+START_TEST(test_damaged_state_is_refused_until_forced_reset) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        h_write_file("/run/xdevices/state", "xdevices-state 1\nholder -\nnode path=/etc/shadow\n", 0600, 0);
+        char *out = NULL;
+        ck_assert_int_eq(run("status", NULL, &out), 1);
+        ck_assert_ptr_nonnull(strstr(out, "damaged"));
+        free(out);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "");
+        h_session_close(a);
+        ck_assert_int_eq(run("reset", NULL, NULL), 1);
+        ck_assert_int_eq(run("reset", "--force", NULL), 0);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_refuses_non_root_and_bad_usage) {
+        int p[2];
+        ck_assert_int_eq(pipe(p), 0);
+        pid_t pid = fork();
+        if (pid == 0) {
+                dup2(p[1], 2);
+                if (setgid(H_UID_ALICE) < 0 || setuid(H_UID_ALICE) < 0)
+                        _exit(99);
+                execl(helper(), "xdevices", "status", (char *) NULL);
+                _exit(98);
+        }
+        close(p[1]);
+        char buf[256] = "";
+        ssize_t n = read(p[0], buf, sizeof buf - 1);
+        close(p[0]);
+        ck_assert_int_gt(n, 0);
+        int status;
+        waitpid(pid, &status, 0);
+        ck_assert_int_eq(WEXITSTATUS(status), 3);
+        ck_assert_ptr_nonnull(strstr(buf, "must be run as root"));
+        ck_assert_int_eq(run("frobnicate", NULL, NULL), 2);
+        ck_assert_int_eq(run("apply", NULL, NULL), 2);
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("helper");
+        TCase *tc = tcase_create("udev");
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, fresh, NULL);
+        tcase_add_test(tc, test_hotplug_during_session_is_granted_then_restored);
+        tcase_add_test(tc, test_no_session_nothing_granted);
+        tcase_add_test(tc, test_spoofed_and_odd_events_are_refused);
+        tcase_add_test(tc, test_remove_event_forgets_the_node);
+        tcase_add_test(tc, test_status_shows_two_users);
+        tcase_add_test(tc, test_gc_reaps_killed_session);
+        tcase_add_test(tc, test_reset_restores_everything);
+        tcase_add_test(tc, test_damaged_state_is_refused_until_forced_reset);
+        tcase_add_test(tc, test_refuses_non_root_and_bad_usage);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        h_init();
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
