@@ -17,7 +17,7 @@ FORCE=${1:-}
 PATCHDIR=$HERE/patches
 SERIES=$PATCHDIR/series
 LOG=$BUILDDIR/build.log       # compiler output
-PRISTINE=$BUILDDIR/pristine   # apt-get source output (Debian patches applied)
+PRISTINE=$BUILDDIR/pristine   # apt-get source + debian/patches applied
 SRC=$BUILDDIR/src             # pristine + our series
 OBJ=$BUILDDIR/obj             # out-of-tree build
 STAGE=$BUILDDIR/stage
@@ -57,7 +57,9 @@ T_ALL=$(now)
 # --- deb-src and build dependencies ---------------------------------------
 stage_start "apt (deb-src, build-dep)"
 if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    src=$(grep -lsE '^Types:.*\bdeb\b' /etc/apt/sources.list.d/*.sources | head -n1 || true)
+    # Debian's own entry: debian.sources, else the first deb.debian.org one
+    src=$(grep -lsE '^URIs:.*deb\.debian\.org' /etc/apt/sources.list.d/debian.sources \
+              /etc/apt/sources.list.d/*.sources | head -n1 || true)
     if [ -n "$src" ]; then
         sed 's/^Types:.*/Types: deb-src/' "$src" > /etc/apt/sources.list.d/xserver-patch-src.sources
     elif [ -f /etc/apt/sources.list ]; then
@@ -65,12 +67,10 @@ if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sou
     else
         die "no Debian apt source found to copy as deb-src"
     fi
-    apt-get update -q
+    apt-get update -q >>"$LOG" 2>&1 || die "apt-get update failed"
 fi
-if [ ! -f "$BUILDDIR/.build-dep-done" ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q xorg-server
-    touch "$BUILDDIR/.build-dep-done"
-fi
+DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q xorg-server >>"$LOG" 2>&1 ||
+    { tail -n 20 "$LOG" >&2; die "apt-get build-dep xorg-server failed"; }
 stage_end
 
 # --- source ----------------------------------------------------------------
@@ -78,9 +78,14 @@ stage_start "apt-get source"
 if [ ! -f "$PRISTINE/.done" ]; then
     rm -rf "$PRISTINE"
     mkdir -p "$PRISTINE"
-    (cd "$PRISTINE" && apt-get source -q xorg-server)
+    (cd "$PRISTINE" && apt-get source -q xorg-server) >>"$LOG" 2>&1 ||
+        { tail -n 20 "$LOG" >&2; die "apt-get source xorg-server failed"; }
     dir=$(find "$PRISTINE" -mindepth 1 -maxdepth 1 -type d -name 'xorg-server-*' | head -n1)
     [ -n "$dir" ] || die "apt-get source produced no xorg-server-* directory"
+    # Format 1.0 source: Debian's quilt series is applied at build time
+    # (dh --with quilt); apply it here, so our series goes on top of it.
+    (cd "$dir" && QUILT_PATCHES=debian/patches quilt push -a -q --fuzz=0) >>"$LOG" 2>&1 ||
+        { tail -n 20 "$LOG" >&2; die "Debian's own patches do not apply"; }
     ln -s "$(basename "$dir")" "$PRISTINE/tree"
     touch "$PRISTINE/.done"
 fi
@@ -117,7 +122,6 @@ if [ $same = no ]; then
         # --fuzz=0 refuses fuzz; an offset is refused below.
         out=$(patch -d "$SRC" -p1 --fuzz=0 --no-backup-if-mismatch -i "$PATCHDIR/$p" 2>&1) ||
             { echo "$out" >&2; die "$p does not apply"; }
-        echo "$out"
         if echo "$out" | grep -qE 'offset|fuzz'; then
             die "$p applies only with an offset or fuzz; refresh it"
         fi
@@ -139,7 +143,9 @@ stage_end
 
 # --- configure: Debian's flags (debian/rules.flags), Xorg server only -------
 stage_start "configure"
-if [ ! -f "$OBJ/config.status" ]; then
+# Reconfigure when this script (and so maybe a flag) changed.
+script_sum=$(md5sum < "$0")
+if [ ! -f "$OBJ/config.status" ] || [ "$(cat "$OBJ/.build-xorg.sum" 2>/dev/null)" != "$script_sum" ]; then
     mkdir -p "$OBJ"
     vendor=$(dpkg-vendor --query Vendor)
     version=$(cd "$SRC" && dpkg-parsechangelog -S Version)
@@ -175,7 +181,9 @@ if [ ! -f "$OBJ/config.status" ]; then
         --enable-dri3 --enable-xselinux --enable-systemd-logind \
         --with-systemd-daemon --enable-dri --enable-dri2 --enable-glamor \
         --enable-libunwind --enable-libdrm \
-        CFLAGS="$CFLAGS" CPPFLAGS="$CPPFLAGS" LDFLAGS="$LDFLAGS")
+        CFLAGS="$CFLAGS" CPPFLAGS="$CPPFLAGS" LDFLAGS="$LDFLAGS") >>"$LOG" 2>&1 ||
+        { tail -n 20 "$LOG" >&2; die "configure failed, see $LOG"; }
+    echo "$script_sum" > "$OBJ/.build-xorg.sum"
 fi
 stage_end
 
