@@ -1,0 +1,256 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# make check-deb: build libpam-xdevices from a scratch copy of the tree, run
+# lintian on it, then install, reinstall, remove and purge it in a clean
+# Debian 12 chroot and check what pam-auth-update did to the PAM stack.
+#
+# Needs root (chroot, mmdebstrap), dpkg-dev, debhelper, lintian, mmdebstrap
+# and the build dependencies; exits 77 (skipped) when not root. The minbase
+# tarball is cached in $XDEV_DEB_CACHE (default /var/cache/pam_xdevices) and
+# rebuilt when older than a week. XDEV_DEB_KEEP=1 keeps the scratch dir.
+
+set -u
+export LC_ALL=C.UTF-8
+
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+cache=${XDEV_DEB_CACHE:-/var/cache/pam_xdevices}
+mirror=${XDEV_DEB_MIRROR:-http://deb.debian.org/debian}
+security_mirror=${XDEV_DEB_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+base="$cache/bookworm-minbase-udev.tar"
+pkg=libpam-xdevices
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: check-deb needs root (chroot and mmdebstrap)"
+	exit 77
+fi
+
+# Run in a private mount namespace: the chroot's /proc goes away with us.
+if [ -z "${XDEV_DEB_IN_NS:-}" ]; then
+	XDEV_DEB_IN_NS=1 exec unshare --mount --propagation private -- "$0" "$@"
+fi
+
+for tool in dpkg-buildpackage dh lintian mmdebstrap git; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "FAIL: $tool is not installed (apt-get install dpkg-dev debhelper lintian mmdebstrap git)"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+done
+
+passed=0
+failed=0
+pass() { echo "PASS: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+check() { # check NAME COMMAND...: PASS if COMMAND succeeds
+	local name=$1; shift
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+work=$(mktemp -d /tmp/check-deb.XXXXXX)
+root="$work/root"
+cleanup() {
+	if mountpoint -q "$root/proc" 2>/dev/null; then umount "$root/proc"; fi
+	if [ -n "${XDEV_DEB_KEEP:-}" ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+stage_start=0
+stage() { stage_start=$(date +%s); echo "== stage: $*"; }
+stage_end() { echo "== stage time: $1 $(( $(date +%s) - stage_start ))s"; }
+
+inroot() { chroot "$root" "$@"; }
+
+# The PAM stack of a service, with @include lines expanded (one level of
+# nesting is all Debian uses, but follow them all).
+pam_stack() {
+	local file="$root/etc/pam.d/$1" line
+	[ -r "$file" ] || return 0
+	while IFS= read -r line; do
+		case "$line" in
+		@include*) pam_stack "${line#@include }" ;;
+		*) printf '%s\n' "$line" ;;
+		esac
+	done <"$file"
+}
+has_stanza() { grep -Eq '^session[[:space:]]+optional[[:space:]]+pam_xdevices\.so([[:space:]]|$)' "$@"; }
+# lacks FILE: FILE exists and does not mention the module.
+lacks() { test -f "$1" && ! grep -q pam_xdevices "$1"; }
+
+# Every path in the chroot with its type, mode, owner and (for files) hash,
+# minus dpkg's and apt's own bookkeeping, which any dpkg run changes.
+snapshot() {
+	(cd "$root" && find . -xdev \
+		\( -path ./proc -o -path ./tmp/debs -o -path ./var/lib/dpkg \
+		   -o -path ./var/log -o -path ./var/cache/debconf \) -prune -o \
+		-printf '%p %y %m %U:%G\n' | sort) >"$1"
+	(cd "$root" && find ./etc ./usr ./var/lib -xdev \
+		-path ./var/lib/dpkg -prune -o -type f -print0 |
+		sort -z | xargs -0 sha256sum) >>"$1"
+}
+
+# --- build ----------------------------------------------------------------
+stage "build (scratch copy, dpkg-buildpackage -us -uc -b)"
+mkdir -p "$work/src/pam-xdevices"
+# The working tree as git sees it (tracked and new files, nothing ignored):
+# what the developer is about to commit, without their build artefacts.
+(cd "$srcdir" && git ls-files -z --cached --others --exclude-standard |
+	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+	tar --null -T - -cf -) | tar -C "$work/src/pam-xdevices" -xf -
+if (cd "$work/src/pam-xdevices" &&
+	dpkg-buildpackage -us -uc -b -j"$(nproc)") >"$work/build.log" 2>&1; then
+	pass "dpkg-buildpackage -us -uc -b"
+else
+	fail "dpkg-buildpackage -us -uc -b (last lines of the log follow)"
+	tail -n 40 "$work/build.log"
+	stage_end build
+	finish
+fi
+deb=$(ls "$work/src/${pkg}"_*.deb 2>/dev/null | head -n 1)
+changes=$(ls "$work/src"/*.changes 2>/dev/null | head -n 1)
+check "built ${pkg}_*.deb" test -f "$deb"
+# Others may be building in the source tree: look only for what a package
+# build would leave there (debian/ artefacts, ../*.deb, ../*.changes).
+check "no package build artefacts in the source tree" \
+	test -z "$(cd "$srcdir" && git status --porcelain --ignored -- debian | grep '^!!';
+		ls "$srcdir"/../pam-xdevices_* "$srcdir"/../${pkg}_* 2>/dev/null)"
+echo "--- dpkg -c $(basename "$deb")"
+dpkg -c "$deb" | awk '{ print $1, $2, $6 }'
+stage_end build
+
+# --- lintian --------------------------------------------------------------
+stage "lintian"
+echo "--- lintian -I --show-overrides $(basename "$changes")"
+lintian -I --show-overrides "$changes" >"$work/lintian.log" 2>&1
+cat "$work/lintian.log"
+check "lintian: no errors, no warnings" \
+	bash -c '! grep -Eq "^[EW]: " "$1"' _ "$work/lintian.log"
+stage_end lintian
+
+# --- chroot ---------------------------------------------------------------
+stage "chroot (cached minbase + udev)"
+mkdir -p "$cache"
+if [ ! -s "$base" ] || [ -n "$(find "$base" -mtime +7)" ]; then
+	echo "building $base"
+	# The .tar suffix tells mmdebstrap which format to write.
+	if mmdebstrap --quiet --variant=minbase --include=udev bookworm "$base.tmp.tar" \
+		"deb $mirror bookworm main" \
+		"deb $mirror bookworm-updates main" \
+		"deb $security_mirror bookworm-security main" >"$work/mmdebstrap.log" 2>&1; then
+		mv "$base.tmp.tar" "$base"
+	else
+		rm -rf "$base.tmp.tar"
+		tail -n 20 "$work/mmdebstrap.log"
+	fi
+fi
+if [ ! -s "$base" ]; then
+	fail "minbase tarball $base"
+	stage_end chroot
+	finish
+fi
+mkdir -p "$root"
+if ! tar -C "$root" -xf "$base" || ! mount -t proc proc "$root/proc" ||
+	! inroot dpkg-query -W libpam-runtime login >/dev/null; then
+	fail "usable chroot from $base"
+	stage_end chroot
+	finish
+fi
+mkdir -p "$root/tmp/debs"
+cp "$deb" "$root/tmp/debs/"
+debname=/tmp/debs/$(basename "$deb")
+snapshot "$work/before"
+cp "$root/etc/pam.d/common-session" "$work/common-session.before"
+stage_end chroot
+
+# --- install --------------------------------------------------------------
+stage "install"
+module=/lib/$multiarch/security/pam_xdevices.so
+if inroot dpkg -i "$debname"; then
+	pass "dpkg -i $(basename "$deb")"
+else
+	fail "dpkg -i $(basename "$deb")"
+	stage_end install
+	finish
+fi
+check "package is installed" \
+	test "$(inroot dpkg-query -W -f='${db:Status-Abbrev}' $pkg)" = "ii "
+for f in "$module" /usr/sbin/xdevices /lib/udev/rules.d/72-xdevices.rules \
+	/etc/security/xdevices.conf /usr/share/pam-configs/xdevices \
+	/usr/share/man/man8/pam_xdevices.8.gz /usr/share/man/man8/xdevices.8.gz \
+	/usr/share/man/man5/xdevices.conf.5.gz; do
+	check "ships $f" test -f "$root$f"
+done
+check "/etc/security/xdevices.conf is a conffile" \
+	bash -c 'chroot "$1" dpkg-query -W -f="\${Conffiles}\n" libpam-xdevices |
+		grep -q "^ /etc/security/xdevices.conf "' _ "$root"
+check "module's libraries resolve in the chroot" \
+	bash -c 'out=$(chroot "$1" ldd "$2") && ! grep -q "not found" <<<"$out"' _ "$root" "$module"
+check "xdevices status runs" inroot /usr/sbin/xdevices status
+check "pam-auth-update put the stanza into common-session" \
+	has_stanza "$root/etc/pam.d/common-session"
+check "common-session-noninteractive has no stanza (interactive only)" \
+	lacks "$root/etc/pam.d/common-session-noninteractive"
+check "login's session stack includes pam_xdevices.so" \
+	bash -c 'grep -Eq "^session[[:space:]]+optional[[:space:]]+pam_xdevices\.so" <<<"$1"' \
+	_ "$(pam_stack login)"
+check "pam_xdevices.so comes after login's pam_env.so" \
+	bash -c 'awk "/pam_env\\.so/ { env = NR } /pam_xdevices\\.so/ { x = NR } END { exit !(env && x > env) }" <<<"$1"' \
+	_ "$(pam_stack login)"
+inroot dpkg -L $pkg | sort >"$work/files"
+stage_end install
+
+# --- reinstall (upgrade path) ---------------------------------------------
+stage "reinstall"
+check "dpkg -i again (upgrade path)" inroot dpkg -i "$debname"
+check "stanza kept once across the upgrade" \
+	test "$(grep -c pam_xdevices "$root/etc/pam.d/common-session")" = 1
+stage_end reinstall
+
+# --- remove ---------------------------------------------------------------
+stage "remove"
+inroot dpkg -r $pkg >"$work/remove.log" 2>&1; rc=$?
+cat "$work/remove.log"
+check "dpkg -r $pkg" test "$rc" = 0
+check "prerm's xdevices reset succeeded" \
+	bash -c 'test -f "$1" && ! grep -q "reset. failed" "$1"' _ "$work/remove.log"
+check "package state is config-files" \
+	test "$(inroot dpkg-query -W -f='${db:Status-Abbrev}' $pkg)" = "rc "
+check "removal took the stanza out of common-session" \
+	lacks "$root/etc/pam.d/common-session"
+pam_stack login >"$work/login-stack"
+check "login's stack no longer includes the module" \
+	bash -c 'grep -q "^session" "$1" && ! grep -q pam_xdevices "$1"' _ "$work/login-stack"
+check "removal keeps /etc/security/xdevices.conf" test -f "$root/etc/security/xdevices.conf"
+left=$(while read -r f; do
+	[ "$f" = /etc/security/xdevices.conf ] && continue
+	[ -d "$root$f" ] && continue
+	[ -f "$root$f" ] || [ -L "$root$f" ] && echo "$f"
+done <"$work/files")
+check "removal leaves no other packaged file${left:+ (left: $left)}" test -z "$left"
+stage_end remove
+
+# --- purge ----------------------------------------------------------------
+stage "purge"
+check "dpkg -P $pkg" inroot dpkg -P $pkg
+check "package is gone from dpkg's database" \
+	bash -c 'chroot "$1" dpkg-query -W login >/dev/null &&
+		! chroot "$1" dpkg-query -W libpam-xdevices >/dev/null 2>&1' _ "$root"
+check "purge removed /etc/security/xdevices.conf" test ! -e "$root/etc/security/xdevices.conf"
+check "common-session is byte-identical to before install" \
+	cmp -s "$work/common-session.before" "$root/etc/pam.d/common-session"
+snapshot "$work/after"
+if diff -u "$work/before" "$work/after" >"$work/snapshot.diff"; then
+	pass "purge leaves the chroot as it was (paths, modes, owners, file hashes)"
+else
+	fail "purge leaves the chroot as it was; differences:"
+	cat "$work/snapshot.diff"
+fi
+stage_end purge
+
+finish
