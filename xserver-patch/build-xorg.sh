@@ -37,6 +37,8 @@ is_up_to_date() {
     [ "$XORG" -nt "$SERIES" ] && [ "$XORG" -nt "$0" ] || return 1
     for p in $(patches); do
         [ "$XORG" -nt "$PATCHDIR/$p" ] || return 1
+        # a patch edited during the last build is newer than what was applied
+        cmp -s "$PATCHDIR/$p" "$SRC/.xserver-patch/$(basename "$p")" || return 1
     done
     return 0
 }
