@@ -7,7 +7,9 @@
 # Needs root (chroot, mmdebstrap), dpkg-dev, debhelper, lintian, mmdebstrap
 # and the build dependencies; exits 77 (skipped) when not root. The minbase
 # tarball is cached in $XDEV_DEB_CACHE (default /var/cache/pam_xdevices) and
-# rebuilt when older than a week. XDEV_DEB_KEEP=1 keeps the scratch dir.
+# rebuilt when older than a week. The package is built from the working tree
+# (tracked and untracked, not ignored files), or from the last commit with
+# XDEV_DEB_TREE=head. XDEV_DEB_KEEP=1 keeps the scratch directory.
 
 set -u
 export LC_ALL=C.UTF-8
@@ -96,15 +98,35 @@ snapshot() {
 }
 
 # --- build ----------------------------------------------------------------
-stage "build (scratch copy, dpkg-buildpackage -us -uc -b)"
-mkdir -p "$work/src/pam-xdevices"
-# The working tree as git sees it (tracked and new files, nothing ignored):
-# what the developer is about to commit, without their build artefacts.
-(cd "$srcdir" && git ls-files -z --cached --others --exclude-standard |
-	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-	tar --null -T - -cf -) | tar -C "$work/src/pam-xdevices" -xf -
-if (cd "$work/src/pam-xdevices" &&
-	dpkg-buildpackage -us -uc -b -j"$(nproc)") >"$work/build.log" 2>&1; then
+stage "build (scratch copy, dpkg-source -b, dpkg-buildpackage -us -uc -b)"
+version=$(dpkg-parsechangelog -l "$srcdir/debian/changelog" -SVersion)
+upstream=${version%-*}
+check "debian/changelog's upstream version is configure.ac's ($upstream)" \
+	grep -Eq "^AC_INIT\(\[pam_xdevices\], \[$upstream\]" "$srcdir/configure.ac"
+tree="$work/src/pam-xdevices-$upstream"
+mkdir -p "$tree"
+if [ "${XDEV_DEB_TREE:-worktree}" = head ]; then
+	# Exactly the last commit, as CI's fresh clone sees it.
+	git -C "$srcdir" archive --format=tar HEAD | tar -C "$tree" -xf -
+else
+	# The working tree as git sees it (tracked and new files, nothing
+	# ignored): what the developer is about to commit, without their
+	# build artefacts.
+	(cd "$srcdir" && git ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+		tar --null -T - -cf -) | tar -C "$tree" -xf -
+fi
+# An upstream tarball without debian/, so that lintian sees the source
+# package Debian would see; built before the tree is.
+tar -C "$work/src" --exclude="pam-xdevices-$upstream/debian" \
+	-czf "$work/src/pam-xdevices_$upstream.orig.tar.gz" "pam-xdevices-$upstream"
+if (cd "$tree" && dpkg-source -b .) >"$work/source.log" 2>&1; then
+	pass "dpkg-source -b (3.0 quilt)"
+else
+	fail "dpkg-source -b (3.0 quilt)"
+	tail -n 20 "$work/source.log"
+fi
+if (cd "$tree" && dpkg-buildpackage -us -uc -b -j"$(nproc)") >"$work/build.log" 2>&1; then
 	pass "dpkg-buildpackage -us -uc -b"
 else
 	fail "dpkg-buildpackage -us -uc -b (last lines of the log follow)"
@@ -114,7 +136,10 @@ else
 fi
 deb=$(ls "$work/src/${pkg}"_*.deb 2>/dev/null | head -n 1)
 changes=$(ls "$work/src"/*.changes 2>/dev/null | head -n 1)
+dsc=$(ls "$work/src"/*.dsc 2>/dev/null | head -n 1)
 check "built ${pkg}_*.deb" test -f "$deb"
+check "unit tests ran in the package build" \
+	grep -Eq '^# PASS: +[1-9]' "$work/build.log"
 # Others may be building in the source tree: look only for what a package
 # build would leave there (debian/ artefacts, ../*.deb, ../*.changes).
 check "no package build artefacts in the source tree" \
@@ -126,8 +151,10 @@ stage_end build
 
 # --- lintian --------------------------------------------------------------
 stage "lintian"
-echo "--- lintian -I --show-overrides $(basename "$changes")"
-lintian -I --show-overrides "$changes" >"$work/lintian.log" 2>&1
+# Lintian warns when run as root; it reads only the files it is given.
+echo "--- lintian -I --show-overrides $(basename "$changes") ${dsc:+$(basename "$dsc")}"
+lintian -I --show-overrides "$changes" ${dsc:+"$dsc"} 2>&1 |
+	grep -v '^running with root privileges' >"$work/lintian.log"
 cat "$work/lintian.log"
 check "lintian: no errors, no warnings" \
 	bash -c '! grep -Eq "^[EW]: " "$1"' _ "$work/lintian.log"
