@@ -18,12 +18,21 @@ srcdir=$(cd "$(dirname "$0")/.." && pwd)
 cache=${XDEV_DEB_CACHE:-/var/cache/pam_xdevices}
 mirror=${XDEV_DEB_MIRROR:-http://deb.debian.org/debian}
 security_mirror=${XDEV_DEB_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-base="$cache/bookworm-minbase-udev.tar"
+# minbase has libpam-runtime and login; udev for the postinst's udevadm,
+# pamtester to run login's real PAM stack.
+includes=udev,pamtester
+base="$cache/bookworm-minbase-${includes//,/-}.tar"
 pkg=libpam-xdevices
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: check-deb needs root (chroot and mmdebstrap)"
+	exit 77
+fi
+
+# debian/ is not part of the release tarball: this runs in a git checkout.
+if ! git -C "$srcdir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	echo "SKIP: check-deb needs a git checkout of pam_xdevices (debian/ is not distributed)"
 	exit 77
 fi
 
@@ -57,7 +66,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+started=$(date +%s)
 finish() {
+	echo "== total time: $(( $(date +%s) - started ))s"
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 	exit
@@ -161,12 +172,12 @@ check "lintian: no errors, no warnings" \
 stage_end lintian
 
 # --- chroot ---------------------------------------------------------------
-stage "chroot (cached minbase + udev)"
+stage "chroot (cached minbase + $includes)"
 mkdir -p "$cache"
 if [ ! -s "$base" ] || [ -n "$(find "$base" -mtime +7)" ]; then
 	echo "building $base"
 	# The .tar suffix tells mmdebstrap which format to write.
-	if mmdebstrap --quiet --variant=minbase --include=udev bookworm "$base.tmp.tar" \
+	if mmdebstrap --quiet --variant=minbase --include="$includes" bookworm "$base.tmp.tar" \
 		"deb $mirror bookworm main" \
 		"deb $mirror bookworm-updates main" \
 		"deb $security_mirror bookworm-security main" >"$work/mmdebstrap.log" 2>&1; then
@@ -191,6 +202,9 @@ fi
 mkdir -p "$root/tmp/debs"
 cp "$deb" "$root/tmp/debs/"
 debname=/tmp/debs/$(basename "$deb")
+# One login session first, so that what login's own stack leaves behind
+# (/run/motd.dynamic, lastlog) is part of the baseline.
+inroot pamtester login root open_session close_session >/dev/null 2>&1
 snapshot "$work/before"
 cp "$root/etc/pam.d/common-session" "$work/common-session.before"
 stage_end chroot
@@ -218,6 +232,19 @@ check "/etc/security/xdevices.conf is a conffile" \
 		grep -q "^ /etc/security/xdevices.conf "' _ "$root"
 check "module's libraries resolve in the chroot" \
 	bash -c 'out=$(chroot "$1" ldd "$2") && ! grep -q "not found" <<<"$out"' _ "$root" "$module"
+# login's real stack, through libpam: LD_DEBUG shows the module loaded. The
+# tty is not pamtester's controlling tty, so open_session must ignore the
+# session and touch nothing.
+inroot env LD_DEBUG=files pamtester -v -I tty=/dev/tty5 login root \
+	open_session >"$work/pamtester-open.log" 2>&1
+check "libpam loads pam_xdevices.so from login's stack" \
+	grep -q 'calling init: .*/security/pam_xdevices\.so' "$work/pamtester-open.log"
+check "open_session on a VT that is not the caller's tty touches nothing" \
+	test ! -e "$root/run/xdevices"
+inroot pamtester -v -I tty=/dev/tty5 login root \
+	open_session close_session >"$work/pamtester.log" 2>&1
+check "a login session opens and closes with the module in the stack" \
+	grep -q 'session has successfully been closed' "$work/pamtester.log"
 check "xdevices status runs" inroot /usr/sbin/xdevices status
 check "pam-auth-update put the stanza into common-session" \
 	has_stanza "$root/etc/pam.d/common-session"
@@ -253,6 +280,12 @@ check "removal took the stanza out of common-session" \
 pam_stack login >"$work/login-stack"
 check "login's stack no longer includes the module" \
 	bash -c 'grep -q "^session" "$1" && ! grep -q pam_xdevices "$1"' _ "$work/login-stack"
+inroot env LD_DEBUG=files pamtester -v login root \
+	open_session close_session >"$work/pamtester-removed.log" 2>&1
+check "login sessions still open and close after removal" \
+	grep -q 'session has successfully been closed' "$work/pamtester-removed.log"
+check "libpam no longer loads pam_xdevices.so" \
+	bash -c 'grep -q "calling init" "$1" && ! grep -q pam_xdevices "$1"' _ "$work/pamtester-removed.log"
 check "removal keeps /etc/security/xdevices.conf" test -f "$root/etc/security/xdevices.conf"
 left=$(while read -r f; do
 	[ "$f" = /etc/security/xdevices.conf ] && continue
