@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: GPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Builds (or finds in the cache) the Debian 12 test image for the qemu suite:
 # a sysvinit rootfs with Xorg, the project installed into it, two users.
 #

@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Boot the test image in qemu and drive the scenarios of the qemu suite.
+
+The guest's orchestrator (guest/xdt-orchestrate) runs the scenarios named on
+the kernel command line and talks to us over a second serial port: it asks
+for screendumps, keys and USB hotplug ("XDT-REQ n ..."), we answer
+("XDT-ACK n ..."), and it reports "XDT-RESULT name PASS|FAIL|SKIP reason".
+Screendumps are taken through QMP, converted to PNG and checked here.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+NAMES = {
+    "s1": "rootless-startx",
+    "s2": "control-without-module",
+    "s3": "xinit-patched-xorg",
+    "s4": "hotplug",
+    "s5": "two-users",
+    "s6": "killed-login",
+}
+
+
+def log(*a):
+    print("run-vm:", *a, file=sys.stderr, flush=True)
+
+
+# --- images -----------------------------------------------------------------
+def read_ppm(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    fields, pos = [], 0
+    while len(fields) < 4:
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        if data[pos:pos + 1] == b"#":
+            pos = data.index(b"\n", pos) + 1
+            continue
+        end = pos
+        while not data[end:end + 1].isspace():
+            end += 1
+        fields.append(data[pos:end])
+        pos = end
+    if fields[0] != b"P6" or int(fields[3]) != 255:
+        raise ValueError("not a P6/255 ppm")
+    w, h = int(fields[1]), int(fields[2])
+    return w, h, data[pos + 1:pos + 1 + w * h * 3]
+
+
+def write_png(path, w, h, rgb):
+    raw = b"".join(b"\0" + rgb[y * w * 3:(y + 1) * w * 3] for y in range(h))
+
+    def chunk(kind, body):
+        return (struct.pack(">I", len(body)) + kind + body +
+                struct.pack(">I", zlib.crc32(kind + body) & 0xffffffff))
+
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n")
+        f.write(chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)))
+        f.write(chunk(b"IDAT", zlib.compress(raw, 6)))
+        f.write(chunk(b"IEND", b""))
+
+
+def analyse(w, h, rgb):
+    """What the screen shows. The test xterm is white, 100x40 at +0+0; the
+    text console and an empty X root are dark."""
+    def frac(x0, y0, x1, y1, pred):
+        hit = tot = 0
+        for y in range(y0, min(y1, h), 4):
+            row = rgb[y * w * 3:(y + 1) * w * 3]
+            for x in range(x0, min(x1, w), 4):
+                tot += 1
+                hit += pred(row[3 * x], row[3 * x + 1], row[3 * x + 2])
+        return hit / max(tot, 1)
+
+    white = frac(20, 40, 560, 460, lambda r, g, b: r > 230 and g > 230 and b > 230)
+    dark_text = frac(0, 0, 300, 100, lambda r, g, b: r < 60 and g < 60 and b < 60)
+    lit = frac(0, 0, w, h, lambda r, g, b: r + g + b > 150)
+    colours = len({rgb[i:i + 3] for i in range(0, len(rgb), 3 * 97)})
+    return {"size": f"{w}x{h}", "xterm_white": round(white, 3),
+            "dark_top_left": round(dark_text, 3), "lit": round(lit, 3),
+            "colours": colours}
+
+
+def judge(kind, a):
+    if kind == "x":
+        good = a["xterm_white"] > 0.9 and 0 < a["dark_top_left"] and a["colours"] >= 2
+        why = "white xterm with black text" if good else "no white xterm"
+    elif kind == "console":
+        good = a["xterm_white"] < 0.05 and a["lit"] > 0.0005
+        why = "text console, no X window" if good else "not a text console"
+    else:
+        good = a["colours"] >= 2
+        why = "not blank" if good else "blank"
+    return good, f"{why} ({', '.join(f'{k}={v}' for k, v in a.items())})"
+
+
+# --- qemu -------------------------------------------------------------------
+class Qmp:
+    def __init__(self, path):
+        self.s = socket.socket(socket.AF_UNIX)
+        self.s.settimeout(60)
+        self.s.connect(path)
+        self.f = self.s.makefile("rwb")
+        self.f.readline()
+        self.cmd("qmp_capabilities")
+
+    def cmd(self, name, **args):
+        self.f.write(json.dumps({"execute": name, "arguments": args}).encode() + b"\n")
+        self.f.flush()
+        while True:
+            r = json.loads(self.f.readline())
+            if "return" in r:
+                return r["return"]
+            if "error" in r:
+                raise RuntimeError(r["error"].get("desc", str(r["error"])))
+
+    def hmp(self, line):
+        return self.cmd("human-monitor-command", **{"command-line": line})
+
+
+def connect_unix(path, deadline):
+    while True:
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            return s
+        except OSError:
+            s.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--image", required=True, help="directory from build-image.sh")
+    ap.add_argument("--out", required=True, help="where PNGs and logs go")
+    ap.add_argument("--scenarios", default="s1,s4,s5,s6,s3,s2")
+    ap.add_argument("--timeout", type=int, default=900, help="whole run, seconds")
+    ap.add_argument("--boot-timeout", type=int, default=240)
+    ap.add_argument("--scenario-timeout", type=int, default=300)
+    ap.add_argument("--memory", default="1536")
+    args = ap.parse_args()
+
+    os.makedirs(args.out, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="xdt-vm-")
+    qmp_path, ctl_path = f"{tmp}/qmp.sock", f"{tmp}/ctl.sock"
+    serial_log = os.path.join(args.out, "serial.log")
+    ctl_log = open(os.path.join(args.out, "markers.log"), "w")
+    wanted = [s for s in args.scenarios.split(",") if s]
+    # /dev/kvm may exist without working (nested); TCG unless asked.
+    accel = os.environ.get("XDT_ACCEL", "tcg")
+    cmd = [
+        "qemu-system-x86_64", "-machine", f"pc,accel={accel}", "-smp", "2",
+        "-m", args.memory, "-nodefaults", "-no-user-config",
+        "-kernel", f"{args.image}/vmlinuz", "-initrd", f"{args.image}/initrd.img",
+        "-append", "root=/dev/vda rw console=ttyS0 quiet loglevel=3 "
+                   f"xdt.run={','.join(wanted)}",
+        "-drive", f"file={args.image}/rootfs.ext4,format=raw,if=virtio",
+        "-snapshot", "-vga", "std", "-display", "none",
+        "-device", "qemu-xhci,id=xhci", "-device", "usb-kbd,bus=xhci.0",
+        "-device", "usb-tablet,bus=xhci.0",
+        "-chardev", f"file,id=con,path={serial_log}", "-serial", "chardev:con",
+        "-chardev", f"socket,id=ctl,path={ctl_path},server=on,wait=off",
+        "-serial", "chardev:ctl",
+        "-qmp", f"unix:{qmp_path},server=on,wait=off",
+        "-nic", "none", "-no-reboot",
+    ]
+    log("qemu:", " ".join(cmd))
+    start = time.monotonic()
+    qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
+    results, order, begun, current = {}, [], {}, None
+    boot_s = None
+    try:
+        deadline = start + 30
+        qmp = None
+        while qmp is None:
+            try:
+                qmp = Qmp(qmp_path)
+            except OSError:
+                if qemu.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("qemu did not start")
+                time.sleep(0.1)
+        ctl = connect_unix(ctl_path, deadline)
+        ctl.settimeout(1)
+        buf = b""
+        end_all = start + args.timeout
+        phase_deadline = start + args.boot_timeout
+        done = False
+        while not done:
+            now = time.monotonic()
+            if qemu.poll() is not None:
+                log("qemu exited with", qemu.returncode)
+                break
+            if now > end_all or now > phase_deadline:
+                log("timeout", "booting" if boot_s is None else f"in {current}")
+                if current:
+                    results[current] = ("FAIL", "timed out", now - begun[current])
+                break
+            try:
+                chunk = ctl.recv(4096)
+                if not chunk:
+                    break
+                buf += chunk
+            except socket.timeout:
+                continue
+            while b"\n" in buf:
+                raw, buf = buf.split(b"\n", 1)
+                line = raw.decode(errors="replace").strip("\r")
+                i = line.find("XDT-")
+                if i < 0:
+                    continue
+                line = line[i:]
+                ctl_log.write(f"{time.monotonic() - start:7.1f} {line}\n")
+                ctl_log.flush()
+                word = line.split(" ", 2)
+                kind = word[0]
+                if kind == "XDT-READY":
+                    boot_s = time.monotonic() - start
+                    log(f"guest ready after {boot_s:.1f} s: {line[10:]}")
+                    phase_deadline = time.monotonic() + args.scenario_timeout
+                elif kind == "XDT-BEGIN":
+                    current = word[1]
+                    begun[current] = time.monotonic()
+                    phase_deadline = time.monotonic() + args.scenario_timeout
+                    order.append(current)
+                elif kind in ("XDT-CHECK", "XDT-NOTE"):
+                    log(line[len(kind) + 1:])
+                elif kind == "XDT-RESULT":
+                    name, rest = word[1], (word[2] if len(word) > 2 else "")
+                    verdict, _, reason = rest.partition(" ")
+                    t = time.monotonic() - begun.get(name, time.monotonic())
+                    results[name] = (verdict, reason, t)
+                    if name not in order:
+                        order.append(name)
+                    current = None
+                    phase_deadline = time.monotonic() + args.scenario_timeout
+                elif kind == "XDT-DONE":
+                    done = True
+                elif kind == "XDT-REQ":
+                    n, what = word[1], word[2].split()
+                    reply = handle(qmp, what, args.out, tmp)
+                    log(f"host: {' '.join(what)} -> {reply}")
+                    ctl.sendall(f"XDT-ACK {n} {reply}\n".encode())
+    except Exception as e:  # report, then always kill qemu
+        log("error:", e)
+    finally:
+        try:
+            os.killpg(qemu.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        qemu.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    passed = failed = skipped = 0
+    names = [NAMES.get(s, s) for s in wanted]
+    for name in order + [n for n in names if n not in order]:
+        verdict, reason, t = results.get(name, ("FAIL", "not run (see serial.log, markers.log)", 0))
+        if verdict == "PASS":
+            passed += 1
+            print(f"PASS: {name} ({t:.1f} s)")
+        elif verdict == "SKIP":
+            skipped += 1
+            print(f"SKIP: {name}: {reason}")
+        else:
+            failed += 1
+            print(f"FAIL: {name}: {reason} ({t:.1f} s)")
+    total = time.monotonic() - start
+    print(f"boot {boot_s if boot_s is None else round(boot_s, 1)} s, total {total:.1f} s; "
+          f"artefacts in {args.out}")
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+def handle(qmp, what, out, tmp):
+    try:
+        if what[0] == "screendump":
+            name, kind = what[1], what[2]
+            ppm = f"{tmp}/{name}.ppm"
+            qmp.cmd("screendump", filename=ppm)
+            w, h, rgb = read_ppm(ppm)
+            png = os.path.join(out, f"{name}.png")
+            write_png(png, w, h, rgb)
+            good, why = judge(kind, analyse(w, h, rgb))
+            return ("ok " if good else "bad ") + why
+        if what[0] == "sendkey":
+            for k in what[1:]:
+                qmp.hmp(f"sendkey {k}")
+                time.sleep(0.15)
+            return "ok"
+        if what[0] == "device_add":
+            opts = dict(kv.split("=", 1) for kv in what[1].split(",")[1:])
+            qmp.cmd("device_add", driver=what[1].split(",")[0], **opts)
+            return "ok"
+        if what[0] == "device_del":
+            qmp.cmd("device_del", id=what[1])
+            return "ok"
+        return "bad unknown request"
+    except Exception as e:
+        return f"bad {e}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
