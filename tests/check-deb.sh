@@ -38,7 +38,7 @@ fi
 
 # Run in a private mount namespace: the chroot's /proc goes away with us.
 if [ -z "${XDEV_DEB_IN_NS:-}" ]; then
-	XDEV_DEB_IN_NS=1 exec unshare --mount --propagation private -- "$0" "$@"
+	XDEV_DEB_IN_NS=1 exec unshare --mount --propagation private -- bash "$0" "$@"
 fi
 
 for tool in dpkg-buildpackage dh lintian mmdebstrap git; do
