@@ -1,0 +1,788 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* xdbench: what a console login costs per device node. Runs open+close
+ * session through the real libpam with pam_xdevices, a one-setfacl-per-node
+ * baseline, an in-process syscall floor and the udev helper, for N mknod'd
+ * nodes, inside the test harness's private mount namespace; prints one
+ * markdown table. Root only; exits 77 otherwise. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/acl.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <acl/libacl.h>
+#include <security/pam_appl.h>
+
+#include "harness.h"
+
+#define UID H_UID_ALICE
+#define USER "xdalice"
+#define EV_MINOR0 64u
+#define MAX_RUNS 64
+
+extern char **environ;
+
+static char self_exe[4096];
+static const char *helper_path;
+static bool quick;
+
+/* Markers the strace parser looks for: every syscall between them was made
+ * inside the measured calls. */
+static void marker(const char *name) {
+        (void) access(name, F_OK);
+}
+#define MARK_BEGIN "/xdbench-mark-begin"
+#define MARK_END "/xdbench-mark-end"
+
+static void die(const char *what) {
+        fprintf(stderr, "xdbench: %s: %s\n", what, strerror(errno));
+        exit(99);
+}
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+static void ev_path(char *buf, size_t size, unsigned k) {
+        (void) snprintf(buf, size, "/dev/input/event%u", k);
+}
+
+/* /dev/input holds exactly event0..event{N-1} (13:64..), root:input 0660;
+ * /dev/dri is emptied so the grant set is exactly these N nodes (plus the
+ * login VT). */
+static void make_nodes(unsigned n) {
+        struct group *g = getgrnam("input");
+        gid_t input = g ? g->gr_gid : 105;
+        char p[64];
+
+        (void) system("rm -f /dev/input/* /dev/dri/*");
+        for (unsigned k = 0; k < n; k++) {
+                ev_path(p, sizeof p, k);
+                if (mknod(p, S_IFCHR | 0660, makedev(13, EV_MINOR0 + k)) < 0 || chown(p, 0, input) < 0 ||
+                    chmod(p, 0660) < 0)
+                        die(p);
+        }
+}
+
+static void add_node(unsigned k) {
+        struct group *g = getgrnam("input");
+        char p[64];
+
+        ev_path(p, sizeof p, k);
+        (void) unlink(p);
+        if (mknod(p, S_IFCHR | 0660, makedev(13, EV_MINOR0 + k)) < 0 || chown(p, 0, g ? g->gr_gid : 105) < 0 ||
+            chmod(p, 0660) < 0)
+                die(p);
+}
+
+static const char bench_conf[] =
+        "# xdbench: input nodes only, found by glob\n"
+        "devices = glob\n"
+        "glob = input:/dev/input/event*\n"
+        "logind = ignore\n";
+
+static void fresh(unsigned n) {
+        h_fresh(bench_conf, NULL);
+        make_nodes(n);
+        /* Newer harnesses bind a syslog socket at /dev/log that only their
+         * tests drain; left full, it would block the module's next log
+         * line. Without it, syslog(3) drops messages. */
+        (void) unlink("/dev/log");
+}
+
+/* ---- children: run inside the namespace, maybe under strace/valgrind ---- */
+
+static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
+        (void) n, (void) msg, (void) data;
+        *resp = NULL;
+        return PAM_CONV_ERR;
+}
+
+/* The measured unit: one session, open then close. Not inlined, so
+ * callgrind can collect exactly this function. */
+static __attribute__((noinline)) int xdb_pam_session(pam_handle_t *pamh, uint64_t *ret_open, uint64_t *ret_close,
+                                                     int n_check) {
+        uint64_t t0, t1, t2, t3;
+        int r;
+
+        marker(MARK_BEGIN);
+        t0 = now_ns();
+        r = pam_open_session(pamh, 0);
+        t1 = now_ns();
+        if (r == PAM_SUCCESS && n_check > 0) {
+                /* not timed: did the grant happen on the first and last node? */
+                char p[64];
+                const char *a;
+                for (int k = 0; k < n_check; k += n_check > 1 ? n_check - 1 : 1) {
+                        ev_path(p, sizeof p, (unsigned) k);
+                        a = h_acl_of(p, UID);
+                        if (!a || strcmp(a, "rw") != 0) {
+                                fprintf(stderr, "xdbench: %s not granted (\"%s\")\n", p, a ? a : "?");
+                                return -1;
+                        }
+                }
+        }
+        t2 = now_ns();
+        if (r == PAM_SUCCESS)
+                r = pam_close_session(pamh, 0);
+        t3 = now_ns();
+        marker(MARK_END);
+        *ret_open = t1 - t0;
+        *ret_close = t3 - t2;
+        return r;
+}
+
+/* "--pam N RUNS CHECK": RUNS sessions, one line "open_ns close_ns" each. */
+static int child_pam(unsigned n, int runs, bool check) {
+        struct pam_conv c = { conv, NULL };
+        char tty[32];
+
+        (void) snprintf(tty, sizeof tty, "tty%d", h_vt);
+        for (int i = 0; i < runs; i++) {
+                pam_handle_t *pamh = NULL;
+                uint64_t to = 0, tc = 0;
+                int r = pam_start_confdir(H_SERVICE, USER, &c, H_PAMDIR, &pamh);
+                if (r != PAM_SUCCESS)
+                        return 97;
+                (void) pam_set_item(pamh, PAM_TTY, tty);
+                r = xdb_pam_session(pamh, &to, &tc, check ? (int) n : 0);
+                pam_end(pamh, r);
+                if (r != PAM_SUCCESS) {
+                        fprintf(stderr, "xdbench: session failed: %d\n", r);
+                        return 96;
+                }
+                printf("%" PRIu64 " %" PRIu64 "\n", to, tc);
+        }
+        return 0;
+}
+
+/* The floor: per node only openat(O_PATH|O_NOFOLLOW) + fstat + set the ACL
+ * on /proc/self/fd/N + close; grant, then restore to the mode's ACL. */
+static __attribute__((noinline)) int xdb_floor(unsigned n, acl_t acl) {
+        char p[64], proc[64];
+        struct stat st;
+        int r = 0;
+
+        marker(MARK_BEGIN);
+        for (unsigned k = 0; k < n && r == 0; k++) {
+                int fd;
+                ev_path(p, sizeof p, k);
+                fd = openat(AT_FDCWD, p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
+                        r = -EIO;
+                (void) snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+                if (r == 0 && acl_set_file(proc, ACL_TYPE_ACCESS, acl) < 0)
+                        r = -errno;
+                (void) close(fd);
+        }
+        marker(MARK_END);
+        return r;
+}
+
+static acl_t grant_acl(void) {
+        acl_t acl = acl_from_text("u::rw-,u:" "61001" ":rw-,g::rw-,m::rw-,o::---");
+        if (!acl)
+                die("acl_from_text");
+        return acl;
+}
+
+/* "--floor N RUNS": one line "grant_ns restore_ns" per run. */
+static int child_floor(unsigned n, int runs) {
+        acl_t grant = grant_acl(), restore = acl_from_mode(0660);
+
+        for (int i = 0; i < runs; i++) {
+                uint64_t t0 = now_ns(), t1, t2;
+                if (xdb_floor(n, grant) < 0)
+                        return 96;
+                t1 = now_ns();
+                if (xdb_floor(n, restore) < 0)
+                        return 96;
+                t2 = now_ns();
+                printf("%" PRIu64 " %" PRIu64 "\n", t1 - t0, t2 - t1);
+        }
+        acl_free(grant);
+        acl_free(restore);
+        return 0;
+}
+
+/* ---- the driver ---- */
+
+/* Runs ARGV in a child that has the first test VT as controlling tty (as a
+ * login's process has); its stdout is returned (malloc'd). */
+static char *run_on_vt(char *const argv[]) {
+        int out[2], status;
+        pid_t pid;
+        size_t cap = 65536, len = 0;
+        char *buf = malloc(cap);
+        ssize_t r;
+
+        if (!buf || pipe2(out, O_CLOEXEC) < 0)
+                die("pipe");
+        fflush(NULL);
+        pid = fork();
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                char path[32];
+                int fd;
+                (void) setsid();
+                (void) snprintf(path, sizeof path, "/dev/tty%d", h_vt);
+                fd = open(path, O_RDWR | O_NOFOLLOW);
+                if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
+                        _exit(98);
+                (void) dup2(out[1], STDOUT_FILENO);
+                execvp(argv[0], argv);
+                _exit(127);
+        }
+        (void) close(out[1]);
+        while ((r = read(out[0], buf + len, cap - len - 1)) > 0) {
+                len += (size_t) r;
+                if (cap - len < 2 && !(buf = realloc(buf, cap *= 2)))
+                        die("realloc");
+        }
+        buf[len] = '\0';
+        (void) close(out[0]);
+        if (waitpid(pid, &status, 0) < 0)
+                die("waitpid");
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                fprintf(stderr, "xdbench: %s %s failed (status %d)\n", argv[0], argv[1], status);
+                exit(99);
+        }
+        return buf;
+}
+
+/* posix_spawn + wait, output discarded; returns exit status. */
+static int spawn_wait(char *const argv[], char *const env[]) {
+        posix_spawn_file_actions_t fa;
+        pid_t pid;
+        int status;
+
+        (void) posix_spawn_file_actions_init(&fa);
+        (void) posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+        (void) posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+        if (posix_spawn(&pid, argv[0], &fa, NULL, argv, env ? env : environ) != 0)
+                die("posix_spawn");
+        (void) posix_spawn_file_actions_destroy(&fa);
+        if (waitpid(pid, &status, 0) < 0)
+                die("waitpid");
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+struct stats {
+        double min, med, max; /* ms */
+};
+
+static struct stats stats_of(uint64_t *v, int n) {
+        qsort(v, (size_t) n, sizeof *v, cmp_u64);
+        return (struct stats) { v[0] / 1e6, (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) / 1e6, v[n - 1] / 1e6 };
+}
+
+/* Parses "a b" lines into sums. */
+static int parse_pairs(const char *text, uint64_t *sum, uint64_t *first, uint64_t *second) {
+        int n = 0;
+        const char *p = text;
+        while (*p && n < MAX_RUNS) {
+                uint64_t a, b;
+                if (sscanf(p, "%" SCNu64 " %" SCNu64, &a, &b) != 2)
+                        break;
+                sum[n] = a + b;
+                if (first)
+                        first[n] = a;
+                if (second)
+                        second[n] = b;
+                n++;
+                p = strchr(p, '\n');
+                if (!p)
+                        break;
+                p++;
+        }
+        return n;
+}
+
+struct trace_count {
+        long syscalls, forks, execs, pids;
+};
+
+/* Counts syscalls in an strace -f log between the markers (across every
+ * pid), and fork/exec-family calls among them. */
+static struct trace_count trace_parse(const char *log, int pairs) {
+        struct trace_count c = { 0 };
+        FILE *f = fopen(log, "re");
+        char line[8192];
+        bool in = false;
+        int seen = 0;
+        pid_t main_pid = 0;
+
+        if (!f)
+                die(log);
+        while (fgets(line, sizeof line, f)) {
+                pid_t pid = 0;
+                char *s = line;
+                if (sscanf(line, "%d ", &pid) == 1) {
+                        s = strchr(line, ' ');
+                        s = s ? s + 1 : line;
+                        while (*s == ' ')
+                                s++;
+                }
+                if (strstr(s, MARK_BEGIN)) {
+                        in = true;
+                        main_pid = pid;
+                        continue;
+                }
+                if (strstr(s, MARK_END)) {
+                        in = false;
+                        if (++seen == pairs)
+                                break;
+                        continue;
+                }
+                if (!in || strncmp(s, "<...", 4) == 0 || strncmp(s, "+++", 3) == 0 || strncmp(s, "---", 3) == 0)
+                        continue;
+                c.syscalls++;
+                if (pid != main_pid)
+                        c.pids++;
+                if (!strncmp(s, "clone", 5) || !strncmp(s, "fork", 4) || !strncmp(s, "vfork", 5))
+                        c.forks++;
+                if (!strncmp(s, "execve", 6) || !strncmp(s, "execveat", 8))
+                        c.execs++;
+        }
+        (void) fclose(f);
+        return c;
+}
+
+static long trace_total(const char *log) {
+        FILE *f = fopen(log, "re");
+        char line[8192];
+        long n = 0;
+
+        if (!f)
+                die(log);
+        while (fgets(line, sizeof line, f)) {
+                char *s = strchr(line, ' ');
+                s = s ? s + 1 : line;
+                while (*s == ' ')
+                        s++;
+                if (strncmp(s, "<...", 4) && strncmp(s, "+++", 3) && strncmp(s, "---", 3))
+                        n++;
+        }
+        (void) fclose(f);
+        return n;
+}
+
+/* Total instructions ("summary:" / "totals:" of a callgrind out file). */
+static uint64_t callgrind_total(const char *file) {
+        FILE *f = fopen(file, "re");
+        char line[4096];
+        uint64_t v = 0;
+
+        if (!f)
+                die(file);
+        while (fgets(line, sizeof line, f))
+                if (sscanf(line, "totals: %" SCNu64, &v) != 1)
+                        (void) sscanf(line, "summary: %" SCNu64, &v);
+        (void) fclose(f);
+        return v;
+}
+
+/* Self cost of strcmp-family functions, the signature of linear searches. */
+static uint64_t callgrind_strcmp(const char *file) {
+        char cmd[4096], line[4096];
+        uint64_t total = 0;
+        FILE *p;
+
+        (void) snprintf(cmd, sizeof cmd, "callgrind_annotate --threshold=100 '%s' 2>/dev/null", file);
+        p = popen(cmd, "re");
+        if (!p)
+                return 0;
+        while (fgets(line, sizeof line, p)) {
+                char num[64];
+                if (sscanf(line, " %63[0-9,]", num) == 1 && strstr(line, "strcmp")) {
+                        uint64_t v = 0;
+                        for (char *q = num; *q; q++)
+                                if (*q != ',')
+                                        v = v * 10 + (uint64_t) (*q - '0');
+                        total += v;
+                }
+        }
+        (void) pclose(p);
+        return total;
+}
+
+struct row {
+        unsigned n;
+        struct stats pam, pam_open, pam_close, floor, base, helper;
+        long pam_sys, floor_sys, base_sys, helper_sys;
+        uint64_t pam_ir, floor_ir, helper_ir, pam_strcmp_ir;
+        long forks, execs, pids;
+};
+
+static void measure_pam(struct row *row, int runs) {
+        char n_s[16], r_s[16], log[] = H_ROOT "/strace.pam", cg[] = H_ROOT "/callgrind.pam";
+        uint64_t sum[MAX_RUNS], o[MAX_RUNS], c[MAX_RUNS];
+        char *out;
+        int got;
+
+        (void) snprintf(n_s, sizeof n_s, "%u", row->n);
+        (void) snprintf(r_s, sizeof r_s, "%d", runs);
+        /* warm-up (module load, page cache), then timed runs */
+        fresh(row->n);
+        free(run_on_vt((char *[]) { self_exe, "--pam", n_s, "1", "1", NULL }));
+        out = run_on_vt((char *[]) { self_exe, "--pam", n_s, r_s, "1", NULL });
+        got = parse_pairs(out, sum, o, c);
+        free(out);
+        if (got != runs) {
+                fprintf(stderr, "xdbench: pam: %d of %d runs\n", got, runs);
+                exit(99);
+        }
+        row->pam = stats_of(sum, got);
+        row->pam_open = stats_of(o, got);
+        row->pam_close = stats_of(c, got);
+
+        /* syscalls, and fork/exec inside the PAM calls */
+        free(run_on_vt((char *[]) { "strace", "-f", "-qq", "-o", log, self_exe, "--pam", n_s, "1", "0", NULL }));
+        struct trace_count tc = trace_parse(log, 1);
+        row->pam_sys = tc.syscalls;
+        row->forks = tc.forks;
+        row->execs = tc.execs;
+        row->pids = tc.pids;
+        if (getenv("XDBENCH_KEEP")) {
+                char cmd[256];
+                (void) snprintf(cmd, sizeof cmd, "cp %s %s.%u", log, getenv("XDBENCH_KEEP"), row->n);
+                (void) system(cmd);
+        }
+        (void) unlink(log);
+
+        /* instructions in xdb_pam_session only */
+        free(run_on_vt((char *[]) { "valgrind", "--tool=callgrind", "-q", "--toggle-collect=xdb_pam_session*",
+                                    "--callgrind-out-file=" H_ROOT "/callgrind.pam", "--log-file=/dev/null",
+                                    self_exe, "--pam", n_s, "1", "0", NULL }));
+        row->pam_ir = callgrind_total(cg);
+        row->pam_strcmp_ir = callgrind_strcmp(cg);
+        (void) unlink(cg);
+}
+
+static void measure_floor(struct row *row, int runs) {
+        char n_s[16], r_s[16], log[] = H_ROOT "/strace.floor", cg[] = H_ROOT "/callgrind.floor";
+        uint64_t sum[MAX_RUNS];
+        char *out;
+        int got;
+
+        (void) snprintf(n_s, sizeof n_s, "%u", row->n);
+        (void) snprintf(r_s, sizeof r_s, "%d", runs);
+        fresh(row->n);
+        free(run_on_vt((char *[]) { self_exe, "--floor", n_s, "1", NULL }));
+        out = run_on_vt((char *[]) { self_exe, "--floor", n_s, r_s, NULL });
+        got = parse_pairs(out, sum, NULL, NULL);
+        free(out);
+        if (got != runs)
+                exit(99);
+        row->floor = stats_of(sum, got);
+        free(run_on_vt((char *[]) { "strace", "-f", "-qq", "-o", log, self_exe, "--floor", n_s, "1", NULL }));
+        row->floor_sys = trace_parse(log, 2).syscalls;
+        (void) unlink(log);
+        free(run_on_vt((char *[]) { "valgrind", "--tool=callgrind", "-q", "--toggle-collect=xdb_floor*",
+                                    "--callgrind-out-file=" H_ROOT "/callgrind.floor", "--log-file=/dev/null",
+                                    self_exe, "--floor", n_s, "1", NULL }));
+        row->floor_ir = callgrind_total(cg);
+        (void) unlink(cg);
+}
+
+/* One setfacl process per node to grant, one per node to restore. */
+static uint64_t baseline_once(unsigned n) {
+        char p[64];
+        uint64_t t0 = now_ns();
+
+        for (int pass = 0; pass < 2; pass++)
+                for (unsigned k = 0; k < n; k++) {
+                        ev_path(p, sizeof p, k);
+                        char *grant[] = { "/usr/bin/setfacl", "-m", "u:61001:rw", p, NULL };
+                        char *restore[] = { "/usr/bin/setfacl", "-x", "u:61001", p, NULL };
+                        if (spawn_wait(pass ? restore : grant, NULL) != 0) {
+                                fprintf(stderr, "xdbench: setfacl failed on %s\n", p);
+                                exit(99);
+                        }
+                }
+        return now_ns() - t0;
+}
+
+static void measure_baseline(struct row *row, int runs) {
+        uint64_t v[MAX_RUNS];
+        char log[] = H_ROOT "/strace.setfacl";
+
+        fresh(row->n);
+        for (int i = 0; i < runs; i++)
+                v[i] = baseline_once(row->n);
+        row->base = stats_of(v, runs);
+        /* syscalls of one grant + one restore process (constant per node) */
+        char *argv[] = { "/usr/bin/strace", "-f", "-qq", "-o", log, "/usr/bin/setfacl", "-m", "u:61001:rw",
+                         "/dev/input/event0", NULL };
+        (void) spawn_wait(argv, NULL);
+        row->base_sys = trace_total(log);
+        argv[6] = "-x";
+        argv[7] = "u:61001";
+        (void) spawn_wait(argv, NULL);
+        row->base_sys += trace_total(log);
+        (void) unlink(log);
+}
+
+/* The helper as udev runs it, while a live session holds the N nodes:
+ * "xdevices apply /dev/input/eventK" for a node just added. */
+static void measure_helper(struct row *row, int runs) {
+        uint64_t v[MAX_RUNS];
+        char p[64], e_dev[96], e_min[32];
+        char *env[] = { "ACTION=add", e_dev, "MAJOR=13", e_min, "XDEVICES_CLASS=input", "SUBSYSTEM=input",
+                        "TAGS=:xdevices:", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+        char *argv[] = { (char *) helper_path, "--conf=" H_CONF, "apply", p, NULL };
+        struct h_session *s;
+        unsigned k = row->n;
+
+        fresh(row->n);
+        s = h_session_open(USER, h_vt, NULL);
+        if (s->open_ret != PAM_SUCCESS) {
+                fprintf(stderr, "xdbench: holder session: %d\n", s->open_ret);
+                exit(99);
+        }
+        for (int i = 0; i < runs + 2; i++, k++) {
+                add_node(k);
+                ev_path(p, sizeof p, k);
+                (void) snprintf(e_dev, sizeof e_dev, "DEVNAME=%s", p);
+                (void) snprintf(e_min, sizeof e_min, "MINOR=%u", EV_MINOR0 + k);
+                if (i == runs) {
+                        /* syscalls: whole process */
+                        char log[] = H_ROOT "/strace.helper";
+                        char *sargv[] = { "/usr/bin/strace", "-f", "-qq", "-o", log, argv[0], argv[1], argv[2],
+                                          argv[3], NULL };
+                        (void) spawn_wait(sargv, env);
+                        row->helper_sys = trace_total(log);
+                        (void) unlink(log);
+                } else if (i == runs + 1) {
+                        char cg[] = H_ROOT "/callgrind.helper";
+                        char *vargv[] = { "/usr/bin/valgrind", "--tool=callgrind", "-q",
+                                          "--callgrind-out-file=" H_ROOT "/callgrind.helper", argv[0], argv[1],
+                                          argv[2], argv[3], NULL };
+                        (void) spawn_wait(vargv, env);
+                        row->helper_ir = callgrind_total(cg);
+                        (void) unlink(cg);
+                } else {
+                        uint64_t t0 = now_ns();
+                        int r = spawn_wait(argv, env);
+                        v[i] = now_ns() - t0;
+                        if (r != 0) {
+                                fprintf(stderr, "xdbench: helper apply %s: exit %d\n", p, r);
+                                exit(99);
+                        }
+                }
+                const char *a = h_acl_of(p, UID);
+                if (!a || strcmp(a, "rw") != 0) {
+                        fprintf(stderr, "xdbench: helper did not grant %s\n", p);
+                        exit(99);
+                }
+        }
+        row->helper = stats_of(v, runs);
+        if (h_session_close(s) != PAM_SUCCESS) {
+                fprintf(stderr, "xdbench: holder close failed\n");
+                exit(99);
+        }
+        ev_path(p, sizeof p, row->n);
+        if (h_acl_of(p, UID) && *h_acl_of(p, UID)) {
+                fprintf(stderr, "xdbench: %s not restored after the holder left\n", p);
+                exit(99);
+        }
+}
+
+/* Test programs share the machine's VTs and take a lock for it. A stuck
+ * test (one blocked on its dead parent's syslog socket, say) can hold it
+ * forever: wait a while, then go on without it. The harness's own lock is
+ * then taken on a private /tmp, and its free-VT probe still keeps us off
+ * VTs in use. */
+static void take_test_lock(void) {
+        int fd = open("/tmp/.pam_xdevices-tests.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        const char *w = getenv("XDBENCH_LOCK_WAIT");
+        int waited = 0, max_wait = w ? atoi(w) : 90;
+
+        if (fd < 0)
+                die("test lock");
+        while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                if (errno != EWOULDBLOCK)
+                        die("flock");
+                if (waited == 0)
+                        fprintf(stderr, "xdbench: waiting for the test lock (another test is running) ...\n");
+                if (++waited > max_wait) {
+                        fprintf(stderr, "xdbench: the test lock is still held after %d s (see /proc/locks); "
+                                        "going on without it\n", max_wait);
+                        break;
+                }
+                sleep(1);
+        }
+        /* fd stays open: the lock is ours until we exit */
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("xdbench", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+                die("private /tmp");
+}
+
+static void print_machine(void) {
+        FILE *f = fopen("/proc/cpuinfo", "re");
+        char line[512], model[256] = "?";
+        struct utsname u;
+
+        while (f && fgets(line, sizeof line, f))
+                if (strncmp(line, "model name", 10) == 0) {
+                        char *c = strchr(line, ':');
+                        if (c) {
+                                (void) snprintf(model, sizeof model, "%s", c + 2);
+                                model[strcspn(model, "\n")] = '\0';
+                        }
+                        break;
+                }
+        if (f)
+                (void) fclose(f);
+        (void) uname(&u);
+        printf("Machine: %ld CPUs (nproc), %s; kernel %s %s; %s\n\n", sysconf(_SC_NPROCESSORS_ONLN), model,
+               u.release, u.machine, u.version);
+}
+
+static int runs_for(unsigned n, bool baseline) {
+        int r = n <= 64 ? 15 : n <= 512 ? 9 : 5;
+        if (baseline)
+                r = n <= 64 ? 5 : n <= 512 ? 3 : 1;
+        return quick ? (r > 3 ? 3 : r) : r;
+}
+
+static void print_table(const struct row *rows, size_t n_rows) {
+        printf("| N | pam open+close ms min/med/max | open / close ms (med) | pam µs/node | floor ms (grant+restore) min/med/max "
+               "| floor µs/node | setfacl baseline ms min/med/max | baseline µs/node | **pam/floor** | "
+               "**baseline/pam** | helper `apply` ms min/med/max |\n");
+        printf("|---:|---|---|---:|---|---:|---|---:|---:|---:|---|\n");
+        for (size_t i = 0; i < n_rows; i++) {
+                const struct row *r = &rows[i];
+                printf("| %u | %.2f / %.2f / %.2f | %.2f / %.2f | %.1f | %.2f / %.2f / %.2f | %.1f | %.0f / %.0f / %.0f | "
+                       "%.0f | %.1f× | %.0f× | %.2f / %.2f / %.2f |\n",
+                       r->n, r->pam.min, r->pam.med, r->pam.max, r->pam_open.med, r->pam_close.med,
+                       r->pam.med * 1e3 / r->n, r->floor.min, r->floor.med, r->floor.max, r->floor.med * 1e3 / r->n,
+                       r->base.min, r->base.med, r->base.max, r->base.med * 1e3 / r->n, r->pam.med / r->floor.med,
+                       r->base.med / r->pam.med, r->helper.min, r->helper.med, r->helper.max);
+        }
+        printf("\n| N | pam syscalls (total, /node) | floor syscalls (/node) | setfacl syscalls /node | pam instructions "
+               "(total, /node) | floor instr /node | **pam/floor instr** | of which strcmp | helper `apply` syscalls, instructions "
+               "| fork/exec inside PAM calls |\n");
+        printf("|---:|---|---:|---:|---|---:|---:|---:|---|---|\n");
+        for (size_t i = 0; i < n_rows; i++) {
+                const struct row *r = &rows[i];
+                printf("| %u | %ld, %.1f | %.1f | %ld | %.2fM, %.0f | %.0f | %.1f× | %.0f%% | %ld, %.2fM | %s (%ld clone, "
+                       "%ld execve, %ld other pids) |\n",
+                       r->n, r->pam_sys, (double) r->pam_sys / r->n, (double) r->floor_sys / r->n, r->base_sys,
+                       r->pam_ir / 1e6, (double) r->pam_ir / r->n, (double) r->floor_ir / r->n,
+                       (double) r->pam_ir / (double) (r->floor_ir ? r->floor_ir : 1),
+                       r->pam_ir ? 100.0 * (double) r->pam_strcmp_ir / (double) r->pam_ir : 0.0, r->helper_sys,
+                       r->helper_ir / 1e6, r->forks || r->execs || r->pids ? "**FAIL**" : "none", r->forks, r->execs,
+                       r->pids);
+        }
+        /* growth: per-node cost relative to N=first */
+        const struct row *a = &rows[0], *b = &rows[n_rows - 1];
+        printf("\nGrowth N=%u → N=%u (per-node cost at N=%u ÷ at N=%u; 1.0 = linear): "
+               "pam wall %.2f, pam instructions %.2f, pam syscalls %.2f, floor wall %.2f, baseline wall %.2f, "
+               "helper apply wall %.1f× total.\n",
+               a->n, b->n, b->n, a->n, (b->pam.med / b->n) / (a->pam.med / a->n),
+               ((double) b->pam_ir / b->n) / ((double) a->pam_ir / a->n),
+               ((double) b->pam_sys / b->n) / ((double) a->pam_sys / a->n), (b->floor.med / b->n) / (a->floor.med / a->n),
+               (b->base.med / b->n) / (a->base.med / a->n), b->helper.med / a->helper.med);
+        printf("Marginal instructions per node:");
+        for (size_t i = 1; i < n_rows; i++)
+                printf(" %u→%u: %.0f;", rows[i - 1].n, rows[i].n,
+                       (double) (rows[i].pam_ir - rows[i - 1].pam_ir) / (rows[i].n - rows[i - 1].n));
+        printf(" (strcmp share: the O(n²) path-keyed linear searches)\n");
+}
+
+int main(int argc, char **argv) {
+        static const unsigned sizes[] = { 8, 64, 512, 4096 };
+        struct row rows[4] = { 0 };
+        size_t n_rows = 0;
+        uint64_t t_start;
+
+        if (argc >= 4 && strcmp(argv[1], "--pam") == 0) {
+                h_vt = 0;
+                const char *vt = getenv("XDBENCH_VT");
+                h_vt = vt ? atoi(vt) : 0;
+                return child_pam((unsigned) atoi(argv[2]), atoi(argv[3]), argc > 4 && atoi(argv[4]));
+        }
+        if (argc >= 4 && strcmp(argv[1], "--floor") == 0)
+                return child_floor((unsigned) atoi(argv[2]), atoi(argv[3]));
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--quick") == 0)
+                        quick = true;
+                else if (strtoul(argv[i], NULL, 10) > 0 && n_rows < 4)
+                        rows[n_rows++].n = (unsigned) strtoul(argv[i], NULL, 10);
+                else {
+                        fprintf(stderr, "usage: xdbench [--quick] [N...]\n");
+                        return 2;
+                }
+        }
+        if (n_rows == 0)
+                for (; n_rows < 4; n_rows++)
+                        rows[n_rows].n = sizes[n_rows];
+
+        ssize_t l = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+        if (l <= 0)
+                die("/proc/self/exe");
+        self_exe[l] = '\0';
+        helper_path = getenv("XDEV_HELPER") ? getenv("XDEV_HELPER") : "../pam_xdevices/xdevices";
+        if (access("/usr/bin/strace", X_OK) || access("/usr/bin/valgrind", X_OK) || access("/usr/bin/setfacl", X_OK)) {
+                fprintf(stderr, "xdbench: needs strace, valgrind and setfacl (apt-get install strace valgrind acl)\n");
+                return 77;
+        }
+        t_start = now_ns();
+        if (geteuid() != 0) {
+                fprintf(stderr, "xdbench: not root: skipping\n");
+                return 77;
+        }
+        take_test_lock();
+        h_init();
+        char vt_s[16];
+        (void) snprintf(vt_s, sizeof vt_s, "%d", h_vt);
+        (void) setenv("XDBENCH_VT", vt_s, 1);
+
+        for (size_t i = 0; i < n_rows; i++) {
+                fprintf(stderr, "xdbench: N=%u ...\n", rows[i].n);
+                measure_pam(&rows[i], runs_for(rows[i].n, false));
+                measure_floor(&rows[i], runs_for(rows[i].n, false));
+                measure_baseline(&rows[i], runs_for(rows[i].n, true));
+                measure_helper(&rows[i], runs_for(rows[i].n, false));
+        }
+        printf("## pam_xdevices benchmark\n\n");
+        print_machine();
+        print_table(rows, n_rows);
+        printf("\nNodes: N input nodes 13:64.. mknod'd on tmpfs /dev in a private mount namespace, root:input 0660, "
+               "granted rw by ACL to one user; pam also grants the login VT (+1 node). Wall times are CLOCK_MONOTONIC; "
+               "pam = pam_open_session + pam_close_session (module loaded, config %s); floor = openat(O_PATH|O_NOFOLLOW) "
+               "+ fstat + acl_set_file(/proc/self/fd/N) + close per node, grant then restore; baseline = one "
+               "`setfacl -m` then one `setfacl -x` process per node; helper = posix_spawn to exit of `xdevices apply` "
+               "for one new node while a live session holds the N nodes. Syscalls: strace -f between markers; "
+               "instructions: callgrind (--toggle-collect on the measured function; helper: whole process).\n",
+               "devices=glob");
+        printf("\nTotal bench time: %.0f s\n", (now_ns() - t_start) / 1e9);
+        return 0;
+}
