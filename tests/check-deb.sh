@@ -13,6 +13,7 @@
 
 set -u
 export LC_ALL=C.UTF-8
+# shellcheck disable=SC2016,SC2317  # bash -c '...' bodies; functions run via check
 
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 cache=${XDEV_DEB_CACHE:-/var/cache/pam_xdevices}
@@ -95,6 +96,27 @@ pam_stack() {
 has_stanza() { grep -Eq '^session[[:space:]]+optional[[:space:]]+pam_xdevices\.so([[:space:]]|$)' "$@"; }
 # lacks FILE: FILE exists and does not mention the module.
 lacks() { test -f "$1" && ! grep -q pam_xdevices "$1"; }
+
+# A VT nobody has as controlling tty, from the top: the session below takes
+# it as its controlling tty (the kernel's test for a console login). Only
+# the chroot's own node of it gets an ACL; nothing is written to it.
+free_vt() {
+	local n used
+	used=$(sed -n 's/.*) //p' /proc/[0-9]*/stat 2>/dev/null | awk '{ print $5 }' | sort -u)
+	for n in $(seq 63 -1 40); do
+		grep -qx "$((1024 + n))" <<<"$used" || { echo "$n"; return 0; }
+	done
+	return 1
+}
+
+# Owner, group, mode and full ACL of the test session's nodes in the chroot.
+nodes_state() {
+	local n
+	for n in "tty$vt" dri/card0 input/event0; do
+		echo "/dev/$n $(stat -c '%u:%g %a' "$root/dev/$n")"
+		getfacl -n -p --omit-header "$root/dev/$n" 2>&1
+	done
+}
 
 # Every path in the chroot with its type, mode, owner and (for files) hash,
 # minus dpkg's and apt's own bookkeeping, which any dpkg run changes.
@@ -202,6 +224,19 @@ fi
 mkdir -p "$root/tmp/debs"
 cp "$deb" "$root/tmp/debs/"
 debname=/tmp/debs/$(basename "$deb")
+# The fixture of the grant test, part of the baseline: a user, a VT node,
+# DRM and input nodes (mknod'd in the chroot's /dev, which is not devtmpfs),
+# and a config that finds them by glob as on a machine without udevd.
+vt=$(free_vt) || vt=63
+mkdir -p "$root/dev/dri" "$root/dev/input" "$root/etc/security/xdevices.d"
+mknod -m 620 "$root/dev/tty$vt" c 4 "$vt" && chown 0:5 "$root/dev/tty$vt"
+mknod -m 660 "$root/dev/dri/card0" c 226 0
+mknod -m 660 "$root/dev/input/event0" c 13 64
+inroot useradd --create-home alice
+alice=$(inroot id -u alice)
+printf '%s\n' "devices = glob" "glob = drm:/dev/dri/card*" "glob = input:/dev/input/event*" \
+	>"$root/etc/security/xdevices.d/check-deb.conf"
+nodes_state >"$work/nodes.before"
 # One login session first, so that what login's own stack leaves behind
 # (/run/motd.dynamic, lastlog) is part of the baseline.
 inroot pamtester login root open_session close_session >/dev/null 2>&1
@@ -266,6 +301,20 @@ check "stanza kept once across the upgrade" \
 	test "$(grep -c pam_xdevices "$root/etc/pam.d/common-session")" = 1
 stage_end reinstall
 
+# --- grant ----------------------------------------------------------------
+stage "grant (console login of alice on tty$vt, login's real stack)"
+# pamtester exits without close_session, as a login killed with SIGKILL
+# would: the grant outlives it until something restores the nodes.
+setsid --wait --ctty chroot "$root" pamtester -v -I "tty=/dev/tty$vt" login alice \
+	open_session <"$root/dev/tty$vt" >"$work/grant.log" 2>&1
+check "alice's console session opens" grep -q 'successfully opened a session' "$work/grant.log"
+for n in "tty$vt" dri/card0 input/event0; do
+	check "/dev/$n has an ACL entry for alice (uid $alice)" \
+		bash -c 'getfacl -n -p --omit-header "$1" | grep -qx "user:$2:rw-"' _ "$root/dev/$n" "$alice"
+done
+inroot /usr/sbin/xdevices status
+stage_end grant
+
 # --- remove ---------------------------------------------------------------
 stage "remove"
 inroot dpkg -r $pkg >"$work/remove.log" 2>&1; rc=$?
@@ -273,6 +322,13 @@ cat "$work/remove.log"
 check "dpkg -r $pkg" test "$rc" = 0
 check "prerm's xdevices reset succeeded" \
 	bash -c 'test -f "$1" && ! grep -q "reset. failed" "$1"' _ "$work/remove.log"
+nodes_state >"$work/nodes.after"
+if cmp -s "$work/nodes.before" "$work/nodes.after"; then
+	pass "removal restored every node exactly (owner, group, mode, ACL)"
+else
+	fail "removal restored every node exactly; differences:"
+	diff -u "$work/nodes.before" "$work/nodes.after"
+fi
 check "package state is config-files" \
 	test "$(inroot dpkg-query -W -f='${db:Status-Abbrev}' $pkg)" = "rc "
 check "removal took the stanza out of common-session" \
