@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # make check-deb: build libpam-xdevices from a scratch copy of the tree, run
 # lintian on it, then install, reinstall, remove and purge it in a clean
-# Debian 12 chroot and check what pam-auth-update did to the PAM stack.
+# Debian 12 chroot and check what pam-auth-update did to the PAM stack. A
+# console login through login's real stack (pamtester, with a free VT of the
+# host, 40..63, as controlling tty) must get ACLs on the chroot's mknod'd
+# VT/DRM/input nodes, and removing the package must put them back exactly.
 #
 # Needs root (chroot, mmdebstrap), dpkg-dev, debhelper, lintian, mmdebstrap
 # and the build dependencies; exits 77 (skipped) when not root. The minbase
@@ -11,9 +14,11 @@
 # (tracked and untracked, not ignored files), or from the last commit with
 # XDEV_DEB_TREE=head. XDEV_DEB_KEEP=1 keeps the scratch directory.
 
+# shellcheck disable=SC2012,SC2016,SC2317
+# (ls of build outputs with known names; '...' bodies of bash -c; functions
+# called through check)
 set -u
 export LC_ALL=C.UTF-8
-# shellcheck disable=SC2016,SC2317  # bash -c '...' bodies; functions run via check
 
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 cache=${XDEV_DEB_CACHE:-/var/cache/pam_xdevices}
