@@ -296,6 +296,12 @@ check "login's session stack includes pam_xdevices.so" \
 check "pam_xdevices.so comes after login's pam_env.so" \
 	bash -c 'awk "/pam_env\\.so/ { env = NR } /pam_xdevices\\.so/ { x = NR } END { exit !(env && x > env) }" <<<"$1"' \
 	_ "$(pam_stack login)"
+inroot pam-auth-update --disable xdevices
+check "pam-auth-update --disable xdevices takes the stanza out" \
+	lacks "$root/etc/pam.d/common-session"
+inroot pam-auth-update --enable xdevices
+check "pam-auth-update --enable xdevices puts it back" \
+	has_stanza "$root/etc/pam.d/common-session"
 inroot dpkg -L $pkg | sort >"$work/files"
 stage_end install
 
@@ -304,6 +310,11 @@ stage "reinstall"
 check "dpkg -i again (upgrade path)" inroot dpkg -i "$debname"
 check "stanza kept once across the upgrade" \
 	test "$(grep -c pam_xdevices "$root/etc/pam.d/common-session")" = 1
+inroot pam-auth-update --disable xdevices
+inroot dpkg -i "$debname" >/dev/null
+check "an administrator's --disable survives an upgrade" \
+	lacks "$root/etc/pam.d/common-session"
+inroot pam-auth-update --enable xdevices
 stage_end reinstall
 
 # --- grant ----------------------------------------------------------------
