@@ -3,7 +3,9 @@
 # Builds (or finds in the cache) the Debian 12 test image for the qemu suite:
 # a sysvinit rootfs with Xorg, the project installed into it, two users.
 #
-# usage: build-image.sh [--srcdir DIR] [--builddir DIR] [--no-project]
+# usage: build-image.sh [--srcdir DIR] [--no-project]
+# The project is always built from a copy of SRCDIR (tracked and untracked,
+# not ignored files) configured for /usr, as a distribution would install it.
 # Prints the image directory (rootfs.ext4, vmlinuz, initrd.img, info) on the
 # last line of stdout. Cache: $XDT_CACHE, default /var/cache/pam_xdevices-vm.
 # The base rootfs (packages only, slow) and the image (base + project + test
@@ -12,14 +14,12 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
-builddir=
 with_project=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--srcdir) srcdir=$(cd "$2" && pwd); shift 2 ;;
-	--builddir) builddir=$(cd "$2" && pwd); shift 2 ;;
 	--no-project) with_project=0; shift ;;
-	*) echo "usage: $0 [--srcdir DIR] [--builddir DIR] [--no-project]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--srcdir DIR] [--no-project]" >&2; exit 2 ;;
 	esac
 done
 
@@ -74,12 +74,7 @@ stage=$cache/stage
 rm -rf "$stage"; mkdir -p "$stage"
 project=absent
 if [ "$with_project" = 1 ]; then
-	if [ -n "$builddir" ] && [ -e "$builddir/config.status" ]; then
-		say "installing the project from $builddir"
-		make -s -C "$builddir" >&2
-		make -s -C "$builddir" install DESTDIR="$stage" >&2
-		project=installed
-	elif [ -e "$srcdir/configure.ac" ]; then
+	if [ -e "$srcdir/configure.ac" ]; then
 		# Build a copy, out of the developer's tree: cp -u keeps unchanged
 		# files' mtimes so that make rebuilds only what changed.
 		src=$cache/src build=$cache/build
