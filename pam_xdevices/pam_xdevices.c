@@ -26,6 +26,8 @@
 #include "core.h"
 #include "tty.h"
 
+#define DATA_OPENED "pam_xdevices_opened"
+
 static void log_to_pam(void *userdata, int priority, const char *fmt, va_list ap) {
         pam_vsyslog((pam_handle_t *) userdata, priority, fmt, ap);
 }
@@ -156,6 +158,8 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         }
         pam_syslog(pamh, LOG_INFO, "\"%s\" on tty%d: %s", user, vt,
                    r > 0 ? "VT and shared devices granted" : "VT granted; another session holds the shared devices");
+        if (pam_set_data(pamh, DATA_OPENED, (void *) 1, NULL) != PAM_SUCCESS)
+                pam_syslog(pamh, LOG_WARNING, "cannot remember the session in the PAM handle; xdevices gc will restore it");
         (void) snprintf(env, sizeof env, "XDG_VTNR=%d", vt);
         if (pam_putenv(pamh, env) != PAM_SUCCESS || pam_putenv(pamh, "XDG_SEAT=seat0") != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set XDG_VTNR/XDG_SEAT, ignoring");
@@ -170,6 +174,12 @@ XDEV_EXPORT int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, co
         uint64_t start;
         int r, ret = PAM_IGNORE;
 
+        const void *opened = NULL;
+
+        /* Only a handle whose open_session recorded a session has anything
+         * to close: other sessions (su, sshd, ...) touch nothing here. */
+        if (pam_get_data(pamh, DATA_OPENED, &opened) != PAM_SUCCESS || !opened)
+                return PAM_IGNORE;
         /* A broken config still lets us restore: the ledger holds everything. */
         (void) setup(pamh, argc, argv, &ctx);
         if (xdev_proc_stat(getpid(), &start, NULL) < 0)

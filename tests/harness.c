@@ -14,9 +14,13 @@
 #include <sys/acl.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <linux/vt.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -200,6 +204,101 @@ static const char default_conf[] =
         "glob = console:/dev/tty0\n"
         "logind = ignore\n";
 
+/* A logger child drains /dev/log into a file at once: an undrained datagram
+ * socket would block every sender after a few messages. */
+static pid_t log_pid = -1;
+static off_t log_seen;
+static unsigned log_marks;
+
+static void log_listen(void) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
+        int fd, out;
+
+        if (log_pid > 0) {
+                (void) kill(log_pid, SIGKILL);
+                (void) waitpid(log_pid, NULL, 0);
+        }
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+                die("/dev/log");
+        (void) chmod("/dev/log", 0666);
+        out = open(H_ROOT "/syslog", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+        if (out < 0)
+                die("syslog file");
+        log_seen = 0;
+        fflush(NULL);
+        log_pid = fork();
+        if (log_pid < 0)
+                die("fork");
+        if (log_pid == 0) {
+                char msg[2048], line[2100];
+                ssize_t n;
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                while ((n = recv(fd, msg, sizeof msg - 1, 0)) >= 0) {
+                        msg[n] = '\0';
+                        /* drop "<prio>Mmm dd hh:mm:ss " down to "tag: text" */
+                        const char *p = strchr(msg, '>');
+                        p = p ? p + 1 : msg;
+                        if (strlen(p) > 16 && p[3] == ' ' && p[6] == ' ' && p[9] == ':')
+                                p += 16;
+                        int len = snprintf(line, sizeof line, "%s\n", p);
+                        if (write(out, line, (size_t) len) < 0)
+                                _exit(1);
+                }
+                _exit(0);
+        }
+        (void) close(fd);
+        (void) close(out);
+}
+
+char *h_log_take(void) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
+        char mark[64], *buf;
+        size_t cap = 1 << 20;
+        ssize_t n = 0;
+        int fd;
+
+        /* A marker through the same socket: once it is in the file, so is
+         * everything sent before it. */
+        (void) snprintf(mark, sizeof mark, "<15>harness-mark-%u", ++log_marks);
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || sendto(fd, mark, strlen(mark), 0, (struct sockaddr *) &sa, sizeof sa) < 0)
+                die("log mark");
+        (void) close(fd);
+        buf = calloc(1, cap);
+        if (!buf)
+                die("calloc");
+        for (int tries = 0; tries < 500; tries++) {
+                fd = open(H_ROOT "/syslog", O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        die("syslog file");
+                n = pread(fd, buf, cap - 1, log_seen);
+                (void) close(fd);
+                if (n < 0)
+                        die("pread");
+                buf[n] = '\0';
+                char *m = strstr(buf, mark + 4);
+                if (m) {
+                        *m = '\0';
+                        log_seen += (off_t) (strchr(m + 1, '\n') ? strchr(m + 1, '\n') + 1 - buf : n);
+                        return buf;
+                }
+                usleep(10000);
+        }
+        return buf;
+}
+
+int h_vt_openqry(void) {
+        int fd = open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC), vt = -1;
+
+        if (fd < 0)
+                return -1;
+        if (ioctl(fd, VT_OPENQRY, &vt) < 0)
+                vt = -1;
+        (void) close(fd);
+        return vt;
+}
+
 void h_fresh(const char *conf, const char *args) {
         char svc[1024];
         const char *module = getenv("XDEV_MODULE");
@@ -207,7 +306,8 @@ void h_fresh(const char *conf, const char *args) {
         if (!module)
                 module = "../pam_xdevices/.libs/pam_xdevices.so";
         make_dev();
-        (void) system("rm -rf /run/xdevices");
+        if (system("rm -rf /run/xdevices") != 0)
+                die("rm -rf /run/xdevices");
         h_write_file(H_CONF, conf ? conf : default_conf, 0644, 0);
         (void) snprintf(svc, sizeof svc,
                         "auth required pam_permit.so\n"
@@ -217,6 +317,7 @@ void h_fresh(const char *conf, const char *args) {
         h_write_file(H_PAMDIR "/" H_SERVICE, svc, 0644, 0);
         h_write_file(H_PAMDIR "/other-service", svc, 0644, 0);
         h_set_active_vt(1);
+        log_listen();
 }
 
 char *h_node_describe(const char *path) {

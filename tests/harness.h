@@ -71,5 +71,14 @@ void h_session_kill(struct h_session *s);
  * exit status; its stderr goes to *RET_ERR (malloc'd) when not NULL. */
 int h_run_helper(const char *const *argv, const char *const *env, char **ret_err);
 
+/* A syslog socket at /dev/log inside the namespace (made again by every
+ * h_fresh), so tests can read what the module logged. h_log_take returns
+ * everything logged since the last call (malloc'd, never NULL). */
+char *h_log_take(void);
+
+/* The first free VT by VT_OPENQRY on /dev/tty0, as a user of the machine
+ * would find it; -1 when none. */
+int h_vt_openqry(void);
+
 /* Counts the fds open in this process. */
 int h_count_fds(void);

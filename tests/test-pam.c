@@ -194,7 +194,11 @@ START_TEST(test_remote_and_forged_ttys_grant_nothing) {
         assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "ttyS0" }, "PAM_TTY=ttyS0");
         assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "/dev/../dev/tty1" }, "PAM_TTY with ..");
         /* a real VT that is not this process's controlling tty */
+        free(h_log_take());
         assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = other }, "PAM_TTY of another VT");
+        char *log = h_log_take();
+        ck_assert_msg(strstr(log, "not this process's controlling tty"), "log: %s", log);
+        free(log);
         assert_ignored("xdalice", h_vt, &(struct h_opts) { .no_ctty = true }, "no controlling tty");
 }
 END_TEST
@@ -326,6 +330,10 @@ START_TEST(test_broken_config_grants_nothing) {
                 struct h_session *a = h_session_open("xdalice", h_vt, NULL);
                 ck_assert_msg(a->open_ret == PAM_SESSION_ERR, "config %zu: open returned %d", i, a->open_ret);
                 snap_assert_equal(&before, bad[i]);
+                char *log = h_log_take();
+                ck_assert_msg(strstr(log, "xdevices.conf\":1:") && strstr(log, "configuration is broken"),
+                              "config %zu: log lacks the reason: %s", i, log);
+                free(log);
                 ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         }
 }
@@ -340,6 +348,9 @@ START_TEST(test_untrusted_config_files_grant_nothing) {
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
         snap_assert_equal(&before, "world-writable config");
+        char *log = h_log_take();
+        ck_assert_msg(strstr(log, "must be owned by root and not writable by group or others"), "log: %s", log);
+        free(log);
         h_session_close(a);
         /* owned by a user */
         ck_assert_int_eq(chmod(H_CONF, 0644), 0);
@@ -383,6 +394,9 @@ START_TEST(test_logind_present_stands_down) {
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, H_IGNORED);
         snap_assert_equal(&before, "logind present");
+        char *log = h_log_take();
+        ck_assert_msg(strstr(log, "systemd-logind manages seats here; standing down"), "log: %s", log);
+        free(log);
         h_session_close(a);
         ck_assert_int_eq(rmdir("/run/systemd/seats"), 0);
 }

@@ -1,0 +1,27 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Installs what building and testing pam_xdevices needs on Debian 12 (root).
+#   tools/deps.sh          build + `make check` + `make demo`
+#   tools/deps.sh all      also the slow suites: qemu, Xorg build, package,
+#                          fuzzers, sanitizers, benchmark
+set -eu
+core="autoconf automake libtool pkg-config make gcc libc6-dev
+      libpam0g-dev libpam-modules libudev-dev udev libdrm-dev libacl1-dev acl check
+      util-linux binutils"
+slow="build-essential clang libclang-rt-14-dev cppcheck valgrind strace git
+      qemu-system-x86 qemu-utils mmdebstrap netpbm imagemagick e2fsprogs fakeroot
+      dpkg-dev debhelper devscripts lintian equivs python3"
+set -- ${1:-core}
+pkgs=$core
+[ "$1" = all ] && pkgs="$core $slow"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+echo "deps: ready ($1)"
