@@ -21,6 +21,7 @@
 
 #include "core.h"
 #include "devices.h"
+#include "linger.h"
 #include "node.h"
 #include "tty.h"
 
@@ -28,6 +29,7 @@ struct txn {
         struct xdev_store store;
         struct xdev_state state;
         int active_vt;
+        struct xdev_linger_set linger; /* shared grants as loaded, see linger_after */
 };
 
 void xdev_ctx_init(struct xdev_ctx *ctx) {
@@ -63,10 +65,12 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
                 return r;
         }
         t->active_vt = xdev_vt_active();
+        (void) xdev_linger_note(&t->linger, &t->state);
         return 0;
 }
 
 static void txn_end(struct txn *t) {
+        xdev_linger_set_free(&t->linger);
         xdev_state_free(&t->state);
         xdev_store_close(&t->store);
 }
@@ -332,6 +336,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 goto out;
         }
         xdev_fault_point("open-after-commit");
+        (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
         r = t.state.has_holder && t.state.holder == login->uid;
         goto out;
 
@@ -373,6 +378,8 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
         }
         xdev_fault_point("close-before-commit");
         r = commit(ctx, &t, false);
+        if (r >= 0) /* grants removed first, then lingering fds revoked */
+                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
         r = r < 0 ? r : 0;
 out:
         txn_end(&t);
@@ -405,6 +412,8 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         } else
                 xdev_debug(&ctx->log, "\"%s\": no session holds the shared devices, nothing to do", path);
         r = commit(ctx, &t, false);
+        if (r >= 0 && reaped > 0)
+                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
         if (r == 0)
                 r = t.state.has_holder && xdev_state_find_node(&t.state, path) >= 0 ? 1 : 0;
         else if (r > 0)
@@ -459,6 +468,8 @@ int xdev_gc(struct xdev_ctx *ctx) {
         if (t.state.has_holder && (!had_holder || old_holder != t.state.holder))
                 (void) plan_enumerate(ctx, &t);
         r = commit(ctx, &t, true);
+        if (r >= 0)
+                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
         r = r < 0 ? r : reaped;
         txn_end(&t);
         return r;
@@ -486,6 +497,8 @@ int xdev_reset(struct xdev_ctx *ctx, bool force) {
         t.state.has_holder = false;
         plan_ledger(ctx, &t);
         r = commit(ctx, &t, true);
+        if (r >= 0)
+                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
         if (r == 0 && t.state.n_nodes > 0)
                 r = -EIO;
         txn_end(&t);

@@ -72,3 +72,14 @@ void xdev_linger_set_free(struct xdev_linger_set *set);
 /* Every recorded or enumerable shared node, for status and revoke. */
 int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_config *config,
                             const struct xdev_log *log, struct xdev_linger_target **ret, size_t *ret_n);
+
+struct xdev_ctx;
+
+/* xdevices status: lists lingering holders of every shared node (processes
+ * neither root's nor the holder's) on OUT, under the state lock. */
+int xdev_linger_status(struct xdev_ctx *ctx, FILE *out);
+
+/* xdevices revoke: applies the configured policy to the lingering holders
+ * of uid UID, or of everyone but root and the holder with ALL. Returns the
+ * number of holders found or -errno. */
+int xdev_linger_revoke(struct xdev_ctx *ctx, bool all, uid_t uid);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "linger.h"
 
 enum {
         EXIT_OK = 0,
@@ -51,6 +53,8 @@ static void usage(FILE *out) {
                 "  forget DEVNODE      forget a node udev removed\n"
                 "  gc                  reap sessions whose leader died and restore their nodes\n"
                 "  reset [--force]     restore every recorded node and empty the state\n"
+                "  revoke USER|--all   apply the lingering policy to processes of USER (or of\n"
+                "                      anyone but root and the holder) still holding a shared node\n"
                 "\n"
                 "Exit status: 0 done, 1 failed, 2 usage, 3 not root, 4 input refused.\n");
 }
@@ -101,17 +105,43 @@ static int cmd_apply(struct xdev_ctx *ctx, const char *devnode, bool forget) {
         return EXIT_OK;
 }
 
+/* WHO NULL: everyone's lingering holders. */
+static int cmd_revoke(struct xdev_ctx *ctx, const char *who) {
+        bool all = !who;
+        struct passwd *pw = NULL;
+        int r;
+
+        if (!all) {
+                pw = getpwnam(who);
+                if (!pw) {
+                        xdev_log(&ctx->log, LOG_ERR, "no such user \"%s\"", who);
+                        return EXIT_USAGE;
+                }
+                if (pw->pw_uid == 0) {
+                        xdev_log(&ctx->log, LOG_ERR, "processes of root are never revoked, refusing");
+                        return EXIT_REFUSED;
+                }
+        }
+        r = xdev_linger_revoke(ctx, all, pw ? pw->pw_uid : 0);
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot revoke: %s", strerror(-r));
+                return EXIT_FAILED;
+        }
+        return EXIT_OK;
+}
+
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "conf", required_argument, NULL, 'c' },
                 { "debug", no_argument, NULL, 'd' },
                 { "json", no_argument, NULL, 'j' },
                 { "force", no_argument, NULL, 'f' },
+                { "all", no_argument, NULL, 'a' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         const char *conf = XDEV_DEFAULT_CONF, *cmd;
-        bool json = false, force = false, debug = false;
+        bool json = false, force = false, debug = false, all = false;
         struct xdev_ctx ctx;
         int c, r, ret;
 
@@ -148,6 +178,8 @@ int main(int argc, char **argv) {
                         json = true;
                 else if (c == 'f')
                         force = true;
+                else if (c == 'a' && strcmp(cmd, "revoke") == 0)
+                        all = true;
                 else {
                         usage(stderr);
                         return EXIT_USAGE;
@@ -170,8 +202,12 @@ int main(int argc, char **argv) {
         }
         ctx.log.debug = debug || ctx.config.debug;
 
-        if (strcmp(cmd, "status") == 0 && optind == argc)
+        if (strcmp(cmd, "status") == 0 && optind == argc) {
                 ret = xdev_status(&ctx, stdout, json) < 0 ? EXIT_FAILED : EXIT_OK;
+                if (ret == EXIT_OK && !json && xdev_linger_status(&ctx, stdout) < 0)
+                        ret = EXIT_FAILED;
+        } else if (strcmp(cmd, "revoke") == 0 && (all ? optind == argc : optind + 1 == argc))
+                ret = cmd_revoke(&ctx, all ? NULL : argv[optind]);
         else if ((strcmp(cmd, "apply") == 0 || strcmp(cmd, "forget") == 0) && optind + 1 == argc)
                 ret = cmd_apply(&ctx, argv[optind], cmd[0] == 'f');
         else if (strcmp(cmd, "gc") == 0 && optind == argc) {

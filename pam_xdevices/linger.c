@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Lingering holders: after a shared node's grant is taken back, find the
+ * processes that still hold it open and revoke, demote or terminate them.
+ *
+ * Rules this file keeps:
+ *  1. A process is identified by a pidfd taken before it is checked; every
+ *     action goes through that pidfd (signals) or an fd copied through it
+ *     (ioctls), so a reused pid is never hit.
+ *  2. What an fd is comes from the open file itself (stat of the /proc magic
+ *     link, then fstat of the copy): char device, class major, rdev. Nothing
+ *     a user names or links is followed.
+ *  3. Processes of root and of the current holder are never touched.
+ *  4. Bounded: a fixed number of graceful terminations, the grace period
+ *     capped, at most three passes. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/input.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "devices.h"
+#include "linger.h"
+#include "node.h"
+
+/* The two DRM ioctls we need, from <drm/drm.h> (stable uapi), so the core
+ * does not depend on libdrm's headers. */
+struct xdev_drm_auth {
+        unsigned int magic;
+};
+#define XDEV_DRM_IOCTL_AUTH_MAGIC _IOW('d', 0x11, struct xdev_drm_auth)
+#define XDEV_DRM_IOCTL_DROP_MASTER _IO('d', 0x1f)
+#define XDEV_DRM_MINOR_RENDER 128
+
+#define FDS_PER_PROC_MAX 64
+#define PASSES_MAX 3
+#define KILL_WAIT_MS 1000
+
+static int pidfd_open(pid_t pid) {
+        return (int) syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int pidfd_getfd(int pidfd, int fd) {
+        return (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+}
+
+static int pidfd_signal(int pidfd, int sig) {
+        return (int) syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+static uint64_t now_ms(void) {
+        struct timespec ts;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+struct proc {
+        pid_t pid;
+        uid_t ruid, euid;
+        char comm[17];
+        int fds[FDS_PER_PROC_MAX];
+        size_t tgt[FDS_PER_PROC_MAX];
+        size_t n_fds;
+};
+
+struct victim {
+        int pidfd;
+        pid_t pid;
+        char comm[17];
+        char node[64];
+};
+
+struct sweep {
+        const struct xdev_linger_target *targets;
+        size_t n_targets;
+        const struct xdev_linger_opts *opts;
+        const struct xdev_log *log;
+        struct xdev_linger_counts *counts;
+        struct victim victims[XDEV_LINGER_GRACEFUL_MAX];
+        size_t n_victims;
+        unsigned pass;
+};
+
+static int read_small(int dirfd, const char *path, char *buf, size_t size) {
+        ssize_t n;
+        int fd;
+
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, size - 1);
+        (void) close(fd);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        return (int) n;
+}
+
+/* Real and effective uid from PID/status. */
+static int proc_uids(int procfd, pid_t pid, uid_t *ret_ruid, uid_t *ret_euid) {
+        char path[64], buf[4096];
+        unsigned long r, e;
+        char *p;
+
+        (void) snprintf(path, sizeof path, "%d/status", (int) pid);
+        if (read_small(procfd, path, buf, sizeof buf) < 0)
+                return -ESRCH;
+        p = strstr(buf, "\nUid:");
+        if (!p || sscanf(p + 5, "%lu %lu", &r, &e) != 2)
+                return -EIO;
+        *ret_ruid = (uid_t) r;
+        *ret_euid = (uid_t) e;
+        return 0;
+}
+
+/* comm is chosen by the process: keep printable ASCII only. */
+static void proc_comm(int procfd, pid_t pid, char *buf, size_t size) {
+        char path[64];
+        int n;
+
+        (void) snprintf(path, sizeof path, "%d/comm", (int) pid);
+        n = read_small(procfd, path, buf, size);
+        if (n <= 0) {
+                (void) snprintf(buf, size, "?");
+                return;
+        }
+        for (char *c = buf; *c; c++) {
+                if (*c == '\n') {
+                        *c = '\0';
+                        break;
+                }
+                if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
+                        *c = '?';
+        }
+}
+
+static ssize_t target_match(const struct sweep *s, const struct stat *st) {
+        if (!S_ISCHR(st->st_mode))
+                return -1;
+        for (size_t i = 0; i < s->n_targets; i++)
+                if (st->st_rdev == s->targets[i].rdev && major(st->st_rdev) == xdev_class_major(s->targets[i].class))
+                        return (ssize_t) i;
+        return -1;
+}
+
+/* Fills P->fds with the fds of PID whose open file is one of the targets. */
+static int proc_scan_fds(const struct sweep *s, int procfd, struct proc *p) {
+        char path[64];
+        struct dirent *de;
+        DIR *d;
+        int fd;
+
+        p->n_fds = 0;
+        (void) snprintf(path, sizeof path, "%d/fd", (int) p->pid);
+        fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                (void) close(fd);
+                return -ENOMEM;
+        }
+        while ((de = readdir(d)) && p->n_fds < FDS_PER_PROC_MAX) {
+                uint64_t num;
+                struct stat st;
+                ssize_t t;
+                if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0)
+                        continue;
+                /* Follows the magic link to the open file itself, not a path. */
+                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0)
+                        continue;
+                t = target_match(s, &st);
+                if (t < 0)
+                        continue;
+                p->fds[p->n_fds] = (int) num;
+                p->tgt[p->n_fds] = (size_t) t;
+                p->n_fds++;
+        }
+        (void) closedir(d);
+        return 0;
+}
+
+static bool proc_is_exempt(const struct sweep *s, const struct proc *p) {
+        const struct xdev_linger_opts *o = s->opts;
+        if (p->ruid == 0 || p->euid == 0)
+                return true;
+        if (o->has_keep && (p->ruid == o->keep_uid || p->euid == o->keep_uid))
+                return true;
+        if (o->has_only && p->ruid != o->only_uid && p->euid != o->only_uid)
+                return true;
+        return false;
+}
+
+/* SIGTERM now, SIGKILL after the grace period (sweep_wait). Takes PIDFD. */
+static void victim_add(struct sweep *s, int pidfd, const struct proc *p, const char *node, const char *why) {
+        bool graceful = s->n_victims < XDEV_LINGER_GRACEFUL_MAX && s->pass == 0;
+        int sig = graceful ? SIGTERM : SIGKILL;
+
+        if (pidfd_signal(pidfd, sig) < 0) {
+                if (errno != ESRCH) {
+                        xdev_log(s->log, LOG_ERR, "cannot signal pid %d (\"%s\"): %s", (int) p->pid, p->comm,
+                                 strerror(errno));
+                        s->counts->failed++;
+                }
+                (void) close(pidfd);
+                return;
+        }
+        xdev_log(s->log, LOG_WARNING, "pid %d (\"%s\", uid %u) still holds \"%s\" (%s): sent %s", (int) p->pid, p->comm,
+                 (unsigned) p->ruid, node, why, graceful ? "SIGTERM" : "SIGKILL");
+        if (!graceful) {
+                s->counts->terminated++;
+                (void) close(pidfd);
+                return;
+        }
+        struct victim *v = &s->victims[s->n_victims++];
+        v->pidfd = pidfd;
+        v->pid = p->pid;
+        (void) snprintf(v->comm, sizeof v->comm, "%s", p->comm);
+        (void) snprintf(v->node, sizeof v->node, "%s", node);
+}
+
+static bool victim_exited(const struct victim *v) {
+        struct pollfd pfd = { .fd = v->pidfd, .events = POLLIN };
+        return poll(&pfd, 1, 0) > 0;
+}
+
+/* Waits for the victims until the grace period is over, then SIGKILLs the
+ * rest and waits a little more. */
+static void sweep_wait(struct sweep *s) {
+        unsigned grace = s->opts->grace_ms > XDEV_LINGER_GRACE_MAX_MS ? XDEV_LINGER_GRACE_MAX_MS : s->opts->grace_ms;
+        uint64_t deadline = now_ms() + grace;
+        bool killed = false;
+
+        for (;;) {
+                size_t alive = 0;
+                for (size_t i = 0; i < s->n_victims; i++)
+                        if (s->victims[i].pidfd >= 0 && !victim_exited(&s->victims[i]))
+                                alive++;
+                if (alive == 0)
+                        break;
+                uint64_t now = now_ms();
+                if (now >= deadline) {
+                        if (killed) {
+                                for (size_t i = 0; i < s->n_victims; i++)
+                                        if (!victim_exited(&s->victims[i])) {
+                                                xdev_log(s->log, LOG_ERR,
+                                                         "pid %d (\"%s\") is still there after SIGKILL, ignoring",
+                                                         (int) s->victims[i].pid, s->victims[i].comm);
+                                                s->counts->failed++;
+                                                (void) close(s->victims[i].pidfd);
+                                                s->victims[i].pidfd = -1;
+                                        }
+                                break;
+                        }
+                        for (size_t i = 0; i < s->n_victims; i++)
+                                if (!victim_exited(&s->victims[i])) {
+                                        xdev_log(s->log, LOG_WARNING,
+                                                 "pid %d (\"%s\") did not exit within %u ms: sent SIGKILL",
+                                                 (int) s->victims[i].pid, s->victims[i].comm, grace);
+                                        (void) pidfd_signal(s->victims[i].pidfd, SIGKILL);
+                                }
+                        killed = true;
+                        deadline = now + KILL_WAIT_MS;
+                        continue;
+                }
+                /* Any victim's exit wakes us; poll the first one alive. */
+                for (size_t i = 0; i < s->n_victims; i++)
+                        if (s->victims[i].pidfd >= 0 && !victim_exited(&s->victims[i])) {
+                                struct pollfd pfd = { .fd = s->victims[i].pidfd, .events = POLLIN };
+                                uint64_t left = deadline - now;
+                                (void) poll(&pfd, 1, (int) (left > 50 ? 50 : left));
+                                break;
+                        }
+        }
+        for (size_t i = 0; i < s->n_victims; i++)
+                if (s->victims[i].pidfd >= 0) {
+                        s->counts->terminated++;
+                        (void) close(s->victims[i].pidfd);
+                }
+        s->n_victims = 0;
+}
+
+/* EVIOCREVOKE through a copy of the process's fd: the copy is the same open
+ * file, so the original is cut off and its grab released. 1 revoked, 0
+ * already revoked, -ENOTTY when the node cannot be revoked (mousedev,
+ * joydev), other -errno. */
+static int fd_revoke_input(int copy) {
+        if (ioctl(copy, EVIOCREVOKE, NULL) == 0)
+                return 1;
+        if (errno == ENODEV)
+                return 0;
+        return errno == EINVAL ? -ENOTTY : -errno;
+}
+
+/* DROP_MASTER through the copy when that file is master. 1 dropped, 0 was
+ * not master, -errno. AUTH_MAGIC needs master: EACCES means it is not. */
+static int fd_drop_master(int copy) {
+        struct xdev_drm_auth auth = { 0 };
+
+        if (ioctl(copy, XDEV_DRM_IOCTL_AUTH_MAGIC, &auth) < 0 && errno == EACCES)
+                return 0;
+        if (ioctl(copy, XDEV_DRM_IOCTL_DROP_MASTER, 0) < 0)
+                return -errno;
+        return 1;
+}
+
+/* Applies the policy to one holder. PIDFD is this process, checked alive
+ * after its fds were scanned. */
+static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
+        const struct xdev_linger_opts *o = s->opts;
+        const char *kill_node = NULL, *kill_why = NULL;
+
+        for (size_t i = 0; i < p->n_fds; i++) {
+                const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
+                bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
+
+                if (o->policy == XDEV_LINGER_WARN) {
+                        xdev_log(s->log, LOG_WARNING,
+                                 "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); lingering = warn, leaving it",
+                                 (int) p->pid, p->comm, (unsigned) p->ruid, t->path, p->fds[i]);
+                        continue;
+                }
+                if (o->policy == XDEV_LINGER_KILL) {
+                        kill_node = t->path;
+                        kill_why = "lingering = kill";
+                        break;
+                }
+                if (t->class != XDEV_CLASS_INPUT && !primary) {
+                        if (s->pass == 0)
+                                xdev_log(s->log, LOG_NOTICE,
+                                         "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); not revocable, leaving it",
+                                         (int) p->pid, p->comm, (unsigned) p->ruid, t->path, p->fds[i]);
+                        continue;
+                }
+                int copy = pidfd_getfd(pidfd, p->fds[i]);
+                if (copy < 0) {
+                        if (errno == ESRCH || errno == EBADF)
+                                continue; /* exited, or closed it meanwhile */
+                        xdev_log(s->log, LOG_ERR,
+                                 "cannot take fd %d of pid %d (\"%s\") holding \"%s\": %s%s; terminating it instead",
+                                 p->fds[i], (int) p->pid, p->comm, t->path, strerror(errno),
+                                 errno == EPERM ? " (Yama ptrace_scope 3?)" : "");
+                        s->counts->failed++;
+                        kill_node = t->path;
+                        kill_why = "fd cannot be revoked";
+                        continue;
+                }
+                struct stat st;
+                if (fstat(copy, &st) < 0 || target_match(s, &st) != (ssize_t) p->tgt[i]) {
+                        (void) close(copy); /* fd number reused meanwhile */
+                        continue;
+                }
+                if (t->class == XDEV_CLASS_INPUT) {
+                        int r = fd_revoke_input(copy);
+                        if (r > 0) {
+                                s->counts->revoked++;
+                                xdev_log(s->log, LOG_NOTICE, "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)",
+                                         t->path, p->fds[i], (int) p->pid, p->comm, (unsigned) p->ruid);
+                        } else if (r < 0) {
+                                kill_node = t->path;
+                                kill_why = r == -ENOTTY ? "not an evdev node, cannot be revoked" : "revoke failed";
+                        }
+                } else {
+                        int r = fd_drop_master(copy);
+                        if (r > 0) {
+                                s->counts->demoted++;
+                                xdev_log(s->log, LOG_NOTICE, "dropped DRM master of pid %d (\"%s\", uid %u) on \"%s\"",
+                                         (int) p->pid, p->comm, (unsigned) p->ruid, t->path);
+                        } else if (r < 0) {
+                                xdev_log(s->log, LOG_ERR, "cannot drop DRM master of pid %d (\"%s\") on \"%s\": %s",
+                                         (int) p->pid, p->comm, t->path, strerror(-r));
+                                s->counts->failed++;
+                        }
+                        /* A former master takes master back when none is held. */
+                        kill_node = t->path;
+                        kill_why = "DRM primary node";
+                }
+                (void) close(copy);
+        }
+        if (o->policy == XDEV_LINGER_WARN || !kill_node) {
+                if (s->pass == 0)
+                        s->counts->left++;
+                (void) close(pidfd);
+                return;
+        }
+        victim_add(s, pidfd, p, kill_node, kill_why);
+}
+
+static void proc_report(struct sweep *s, const struct proc *p) {
+        for (size_t i = 0; i < p->n_fds; i++)
+                fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u fd %-4d %s\n", (int) p->pid, p->comm,
+                        (unsigned) p->ruid, p->fds[i], s->targets[p->tgt[i]].path);
+}
+
+/* One pass over /proc. Returns the number of holders acted on or -errno. */
+static int sweep_pass(struct sweep *s) {
+        struct dirent *de;
+        int procfd, n = 0;
+        DIR *d;
+
+        procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (procfd < 0)
+                return -errno;
+        d = fdopendir(procfd);
+        if (!d) {
+                (void) close(procfd);
+                return -ENOMEM;
+        }
+        while ((de = readdir(d))) {
+                struct proc p = { 0 };
+                uint64_t num;
+                int pidfd;
+
+                if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0 || num == 0)
+                        continue;
+                p.pid = (pid_t) num;
+                if (p.pid == getpid() || proc_uids(procfd, p.pid, &p.ruid, &p.euid) < 0 || proc_is_exempt(s, &p))
+                        continue;
+                if (proc_scan_fds(s, procfd, &p) < 0 || p.n_fds == 0)
+                        continue;
+                /* Found one: pin it, then check again what the pidfd now
+                 * names, and that it still lives after the check. */
+                pidfd = pidfd_open(p.pid);
+                if (pidfd < 0)
+                        continue;
+                if (proc_uids(procfd, p.pid, &p.ruid, &p.euid) < 0 || proc_is_exempt(s, &p) ||
+                    proc_scan_fds(s, procfd, &p) < 0 || p.n_fds == 0 || pidfd_signal(pidfd, 0) < 0) {
+                        (void) close(pidfd);
+                        continue;
+                }
+                proc_comm(procfd, p.pid, p.comm, sizeof p.comm);
+                if (s->pass == 0)
+                        s->counts->holders++;
+                n++;
+                if (s->opts->report_only) {
+                        proc_report(s, &p);
+                        (void) close(pidfd);
+                        continue;
+                }
+                proc_act(s, pidfd, &p);
+        }
+        (void) closedir(d);
+        return n;
+}
+
+int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n, const struct xdev_linger_opts *opts,
+                      const struct xdev_log *log, struct xdev_linger_counts *ret) {
+        struct xdev_linger_counts counts = { 0 };
+        struct sweep *s;
+        int r = 0;
+
+        if (n == 0) {
+                *ret = counts;
+                return 0;
+        }
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        *s = (struct sweep) { .targets = targets, .n_targets = n, .opts = opts, .log = log, .counts = &counts };
+        for (s->pass = 0; s->pass < PASSES_MAX; s->pass++) {
+                unsigned before = counts.terminated;
+                r = sweep_pass(s);
+                if (r < 0)
+                        break;
+                sweep_wait(s);
+                /* Terminated holders may have forked meanwhile: look again. */
+                if (opts->report_only || opts->policy == XDEV_LINGER_WARN || counts.terminated == before)
+                        break;
+        }
+        free(s);
+        *ret = counts;
+        return r < 0 ? r : 0;
+}
+
+void xdev_linger_set_free(struct xdev_linger_set *set) {
+        free(set->items);
+        free(set->grantee);
+        *set = (struct xdev_linger_set) { 0 };
+}
+
+static void target_set(struct xdev_linger_target *t, const struct xdev_node *n) {
+        t->rdev = n->rdev;
+        t->class = n->class;
+        (void) snprintf(t->path, sizeof t->path, "%s", n->path);
+}
+
+int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state) {
+        *set = (struct xdev_linger_set) { 0 };
+        if (state->n_nodes == 0)
+                return 0;
+        set->items = calloc(state->n_nodes, sizeof *set->items);
+        set->grantee = calloc(state->n_nodes, sizeof *set->grantee);
+        if (!set->items || !set->grantee) {
+                xdev_linger_set_free(set);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < state->n_nodes && set->n < XDEV_LINGER_TARGETS_MAX; i++) {
+                const struct xdev_node *n = &state->nodes[i];
+                if (n->class == XDEV_CLASS_VT || !n->granted)
+                        continue;
+                target_set(&set->items[set->n], n);
+                set->grantee[set->n++] = n->grantee;
+        }
+        return 0;
+}
+
+int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state, const struct xdev_config *config,
+                      const struct xdev_log *log) {
+        struct xdev_linger_opts opts = {
+                .policy = config->lingering,
+                .grace_ms = config->linger_grace_ms,
+                .has_keep = state->has_holder,
+                .keep_uid = state->holder,
+        };
+        struct xdev_linger_counts c;
+        size_t n = 0;
+        int r;
+
+        for (size_t i = 0; i < set->n; i++) {
+                ssize_t idx = xdev_state_find_node(state, set->items[i].path);
+                if (idx >= 0 && state->nodes[idx].granted && state->nodes[idx].grantee == set->grantee[i] &&
+                    state->nodes[idx].rdev == set->items[i].rdev)
+                        continue;
+                set->items[n++] = set->items[i];
+        }
+        r = xdev_linger_sweep(set->items, n, &opts, log, &c);
+        xdev_linger_set_free(set);
+        if (r < 0) {
+                xdev_log(log, LOG_ERR, "cannot look for processes still holding the devices: %s", strerror(-r));
+                return r;
+        }
+        if (c.holders > 0)
+                xdev_log(log, LOG_NOTICE,
+                         "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
+                         c.holders, c.revoked, c.demoted, c.terminated, c.left);
+        return (int) c.holders;
+}
+
+static int targets_add(struct xdev_linger_target **v, size_t *n, dev_t rdev, enum xdev_class class,
+                       const char *path) {
+        struct xdev_linger_target *nv;
+
+        for (size_t i = 0; i < *n; i++)
+                if ((*v)[i].rdev == rdev)
+                        return 0;
+        if (*n >= XDEV_LINGER_TARGETS_MAX)
+                return -E2BIG;
+        nv = realloc(*v, (*n + 1) * sizeof **v);
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        nv[*n].rdev = rdev;
+        nv[*n].class = class;
+        (void) snprintf(nv[*n].path, sizeof nv[*n].path, "%s", path);
+        (*n)++;
+        return 0;
+}
+
+int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_config *config,
+                            const struct xdev_log *log, struct xdev_linger_target **ret, size_t *ret_n) {
+        struct xdev_device_list list = { 0 };
+        struct xdev_linger_target *v = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        for (size_t i = 0; i < state->n_nodes && r == 0; i++)
+                if (state->nodes[i].class != XDEV_CLASS_VT)
+                        r = targets_add(&v, &n, state->nodes[i].rdev, state->nodes[i].class, state->nodes[i].path);
+        if (r == 0 && xdev_devices_enumerate(config, &list, log) >= 0)
+                for (size_t i = 0; i < list.n && r == 0; i++) {
+                        struct stat st;
+                        int fd;
+                        if (xdev_node_open(list.items[i].path, list.items[i].class, &fd, &st) < 0)
+                                continue;
+                        (void) close(fd);
+                        r = targets_add(&v, &n, st.st_rdev, list.items[i].class, list.items[i].path);
+                }
+        xdev_device_list_free(&list);
+        if (r < 0 && r != -E2BIG) {
+                free(v);
+                return r;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+/* Lingering holders of every shared node: everyone but root and the holder. */
+static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, struct xdev_linger_counts *c) {
+        struct xdev_store store = { -1, -1 };
+        struct xdev_state state = { 0 };
+        struct xdev_linger_target *targets = NULL;
+        size_t n = 0;
+        unsigned line;
+        int r;
+
+        r = xdev_store_open(&store, ctx->statedir);
+        if (r < 0)
+                return r;
+        r = xdev_store_load(&store, &state, &line);
+        if (r < 0)
+                goto out;
+        opts->has_keep = state.has_holder;
+        opts->keep_uid = state.holder;
+        if (opts->has_only && opts->has_keep && opts->only_uid == opts->keep_uid) {
+                xdev_log(&ctx->log, LOG_NOTICE, "uid %u holds the shared devices now; nothing to revoke",
+                         (unsigned) opts->only_uid);
+                *c = (struct xdev_linger_counts) { 0 };
+                r = 0;
+                goto out;
+        }
+        r = xdev_linger_targets_all(&state, &ctx->config, &ctx->log, &targets, &n);
+        if (r < 0)
+                goto out;
+        r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);
+out:
+        free(targets);
+        xdev_state_free(&state);
+        xdev_store_close(&store);
+        return r;
+}
+
+int xdev_linger_status(struct xdev_ctx *ctx, FILE *out) {
+        struct xdev_linger_opts opts = { .report_only = true, .report = out };
+        struct xdev_linger_counts c = { 0 };
+        int r;
+
+        fprintf(out, "lingering holders:\n");
+        r = linger_locked(ctx, &opts, &c);
+        if (r < 0)
+                return r;
+        if (c.holders == 0)
+                fprintf(out, "  none\n");
+        return ferror(out) ? -EIO : 0;
+}
+
+int xdev_linger_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
+        struct xdev_linger_opts opts = {
+                .policy = ctx->config.lingering,
+                .grace_ms = ctx->config.linger_grace_ms,
+                .has_only = !all,
+                .only_uid = uid,
+        };
+        struct xdev_linger_counts c = { 0 };
+        int r;
+
+        r = linger_locked(ctx, &opts, &c);
+        if (r < 0)
+                return r;
+        xdev_log(&ctx->log, LOG_NOTICE,
+                 "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
+                 c.holders, c.revoked, c.demoted, c.terminated, c.left);
+        return (int) c.holders;
+}

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Lingering holders: the /proc scan and the policy decisions, with real
+ * processes of test users holding real fds (VTs and tty0 open on the host;
+ * EVIOCREVOKE and DROP_MASTER are proven in the qemu suite). */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+#include <security/pam_appl.h>
+
+#include "harness.h"
+#include "linger.h"
+
+static char logbuf[16384];
+
+static void log_capture(void *userdata, int priority, const char *fmt, va_list ap) {
+        size_t len = strlen(logbuf);
+        (void) userdata;
+        (void) priority;
+        if (len + 2 >= sizeof logbuf)
+                return;
+        (void) vsnprintf(logbuf + len, sizeof logbuf - len - 1, fmt, ap);
+        strcat(logbuf, "\n");
+}
+
+static const struct xdev_log test_log = { .fn = log_capture };
+
+struct holder {
+        pid_t pid;
+        int status;
+        bool reaped;
+};
+
+/* Forks a process that opens PATH (as root), becomes UID (0: stays root),
+ * optionally ignores SIGTERM, says it is ready and waits to be killed. */
+static struct holder holder_start(const char *path, uid_t uid, bool ignore_term) {
+        struct holder h = { 0 };
+        int p[2];
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        h.pid = fork();
+        ck_assert_int_ge(h.pid, 0);
+        if (h.pid == 0) {
+                int fd = path ? open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) : 0;
+                if (fd < 0)
+                        _exit(10);
+                if (ignore_term)
+                        (void) signal(SIGTERM, SIG_IGN);
+                if (uid != 0 && (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
+                        _exit(11);
+                (void) write(p[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        ck_assert_msg(read(p[0], &c, 1) == 1, "holder of %s did not start", path ? path : "(nothing)");
+        (void) close(p[0]);
+        return h;
+}
+
+static bool holder_alive(struct holder *h) {
+        if (h->reaped)
+                return false;
+        pid_t r = waitpid(h->pid, &h->status, WNOHANG);
+        if (r == h->pid)
+                h->reaped = true;
+        return r == 0;
+}
+
+static void holder_stop(struct holder *h) {
+        if (h->reaped)
+                return;
+        (void) kill(h->pid, SIGKILL);
+        (void) waitpid(h->pid, &h->status, 0);
+        h->reaped = true;
+}
+
+static char vtpath[32];
+static struct xdev_linger_target vt_target;
+
+static void fresh(void) {
+        h_fresh(NULL, NULL);
+        logbuf[0] = '\0';
+        (void) snprintf(vtpath, sizeof vtpath, "/dev/tty%d", h_vt + 3);
+        vt_target = (struct xdev_linger_target) { .rdev = makedev(4, (unsigned) h_vt + 3), .class = XDEV_CLASS_VT };
+        (void) snprintf(vt_target.path, sizeof vt_target.path, "%s", vtpath);
+}
+
+static struct xdev_linger_counts sweep(enum xdev_linger policy, const struct xdev_linger_opts *extra) {
+        struct xdev_linger_opts o = extra ? *extra : (struct xdev_linger_opts) { 0 };
+        struct xdev_linger_counts c;
+        o.policy = policy;
+        if (!o.grace_ms)
+                o.grace_ms = 300;
+        ck_assert_int_eq(xdev_linger_sweep(&vt_target, 1, &o, &test_log, &c), 0);
+        return c;
+}
+
+START_TEST(test_warn_logs_holder_and_leaves_it) {
+        struct holder h = holder_start(vtpath, H_UID_ALICE, false);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_WARN, NULL);
+        ck_assert_uint_eq(c.holders, 1);
+        ck_assert_uint_eq(c.left, 1);
+        ck_assert_uint_eq(c.terminated, 0);
+        ck_assert_msg(holder_alive(&h), "warn killed the holder");
+        char want[128];
+        snprintf(want, sizeof want, "pid %d (\"test-linger\", uid %u) still holds \"%s\"", (int) h.pid,
+                 (unsigned) H_UID_ALICE, vtpath);
+        ck_assert_msg(strstr(logbuf, want) && strstr(logbuf, "lingering = warn"), "log lacks \"%s\": %s", want, logbuf);
+        holder_stop(&h);
+}
+END_TEST
+
+START_TEST(test_kill_terminates_holder_with_sigterm) {
+        struct holder h = holder_start(vtpath, H_UID_ALICE, false);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, NULL);
+        ck_assert_uint_eq(c.holders, 1);
+        ck_assert_uint_eq(c.terminated, 1);
+        ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
+        h.reaped = true;
+        ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGTERM, "status %#x", h.status);
+        ck_assert_msg(strstr(logbuf, "sent SIGTERM"), "log: %s", logbuf);
+}
+END_TEST
+
+START_TEST(test_kill_sends_sigkill_after_grace) {
+        struct holder h = holder_start(vtpath, H_UID_ALICE, true);
+        struct xdev_linger_opts o = { .grace_ms = 400 };
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+        ck_assert_uint_eq(c.terminated, 1);
+        ck_assert_msg(ms >= 400 && ms < 2500, "took %ld ms for a 400 ms grace", ms);
+        ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
+        h.reaped = true;
+        ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL, "status %#x", h.status);
+        ck_assert_msg(strstr(logbuf, "did not exit within 400 ms: sent SIGKILL"), "log: %s", logbuf);
+}
+END_TEST
+
+START_TEST(test_revoke_leaves_holders_of_unrevocable_nodes) {
+        /* VTs, tty0 and render nodes cannot be revoked: only logged */
+        struct holder h = holder_start(vtpath, H_UID_ALICE, false);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_REVOKE, NULL);
+        ck_assert_uint_eq(c.holders, 1);
+        ck_assert_uint_eq(c.left, 1);
+        ck_assert_uint_eq(c.terminated, 0);
+        ck_assert_msg(holder_alive(&h), "revoke killed the holder of a VT");
+        ck_assert_msg(strstr(logbuf, "not revocable, leaving it"), "log: %s", logbuf);
+        holder_stop(&h);
+}
+END_TEST
+
+START_TEST(test_root_processes_are_never_touched) {
+        struct holder h = holder_start(vtpath, 0, false);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, NULL);
+        ck_assert_uint_eq(c.holders, 0);
+        ck_assert_msg(holder_alive(&h), "a root process was killed");
+        holder_stop(&h);
+}
+END_TEST
+
+START_TEST(test_new_holder_is_never_touched) {
+        struct holder a = holder_start(vtpath, H_UID_ALICE, false);
+        struct holder b = holder_start(vtpath, H_UID_BOB, false);
+        struct xdev_linger_opts o = { .has_keep = true, .keep_uid = H_UID_BOB };
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
+        ck_assert_uint_eq(c.holders, 1);
+        ck_assert_msg(!holder_alive(&a), "alice's lingering holder survived");
+        ck_assert_msg(holder_alive(&b), "the new holder's process was killed");
+        holder_stop(&a);
+        holder_stop(&b);
+}
+END_TEST
+
+START_TEST(test_only_uid_limits_the_sweep) {
+        struct holder a = holder_start(vtpath, H_UID_ALICE, false);
+        struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_BOB };
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
+        ck_assert_uint_eq(c.holders, 0);
+        ck_assert(holder_alive(&a));
+        o.only_uid = H_UID_ALICE;
+        c = sweep(XDEV_LINGER_KILL, &o);
+        ck_assert_uint_eq(c.holders, 1);
+        ck_assert(!holder_alive(&a));
+        holder_stop(&a);
+}
+END_TEST
+
+START_TEST(test_process_without_the_node_is_not_a_holder) {
+        /* holds another VT, and a node of the same rdev but another class major is not possible:
+         * a target of class DRM with the VT's rdev must not match either */
+        char other[32];
+        snprintf(other, sizeof other, "/dev/tty%d", h_vt + 2);
+        struct holder h = holder_start(other, H_UID_ALICE, false);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, NULL);
+        ck_assert_uint_eq(c.holders, 0);
+        struct holder h2 = holder_start(vtpath, H_UID_ALICE, false);
+        struct xdev_linger_target wrong = vt_target;
+        wrong.class = XDEV_CLASS_DRM;
+        struct xdev_linger_opts o = { .policy = XDEV_LINGER_KILL, .grace_ms = 300 };
+        ck_assert_int_eq(xdev_linger_sweep(&wrong, 1, &o, &test_log, &c), 0);
+        ck_assert_uint_eq(c.holders, 0);
+        ck_assert(holder_alive(&h));
+        ck_assert(holder_alive(&h2));
+        holder_stop(&h);
+        holder_stop(&h2);
+}
+END_TEST
+
+START_TEST(test_found_through_another_name) {
+        /* matched by the open file's rdev, whatever path it was opened by */
+        ck_assert_int_eq(mknod("/dev/alias", S_IFCHR | 0600, vt_target.rdev), 0);
+        struct holder h = holder_start("/dev/alias", H_UID_ALICE, false);
+        ck_assert_int_eq(unlink("/dev/alias"), 0);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_WARN, NULL);
+        ck_assert_uint_eq(c.holders, 1);
+        holder_stop(&h);
+}
+END_TEST
+
+START_TEST(test_report_only_lists_and_changes_nothing) {
+        struct holder h = holder_start(vtpath, H_UID_ALICE, false);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        struct xdev_linger_opts o = { .report_only = true, .report = f };
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
+        fclose(f);
+        ck_assert_uint_eq(c.holders, 1);
+        ck_assert(holder_alive(&h));
+        char want[64];
+        snprintf(want, sizeof want, "pid %-7d", (int) h.pid);
+        ck_assert_msg(strstr(buf, want) && strstr(buf, vtpath), "report: %s", buf);
+        free(buf);
+        holder_stop(&h);
+}
+END_TEST
+
+/* The module: logout of the holder sweeps what it held (tty0 here, the one
+ * shared node that opens on the host). */
+static const char console_conf[] =
+        "devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\nlinger_grace = 300\n";
+
+static void conf_with(const char *extra) {
+        char conf[512];
+        snprintf(conf, sizeof conf, "%s%s", console_conf, extra);
+        h_fresh(conf, NULL);
+}
+
+START_TEST(test_logout_kills_lingering_holder_with_kill) {
+        conf_with("lingering = kill\n");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct holder h = holder_start("/dev/tty0", H_UID_ALICE, false);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_msg(!holder_alive(&h), "alice's process holding tty0 survived her logout");
+        holder_stop(&h);
+}
+END_TEST
+
+START_TEST(test_logout_leaves_lingering_holder_with_warn) {
+        conf_with("lingering = warn\n");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct holder h = holder_start("/dev/tty0", H_UID_ALICE, false);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_msg(holder_alive(&h), "warn killed a holder");
+        holder_stop(&h);
+}
+END_TEST
+
+START_TEST(test_handover_spares_the_new_holder) {
+        conf_with("lingering = kill\n");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        struct holder ha = holder_start("/dev/tty0", H_UID_ALICE, false);
+        struct holder hb = holder_start("/dev/tty0", H_UID_BOB, false);
+        h_set_active_vt(h_vt + 1);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_BOB), "rw");
+        ck_assert_msg(!holder_alive(&ha), "alice's holder survived the handover");
+        ck_assert_msg(holder_alive(&hb), "bob, the new holder, lost his process");
+        holder_stop(&ha);
+        holder_stop(&hb);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        h_set_active_vt(1);
+}
+END_TEST
+
+START_TEST(test_session_of_holder_still_open_is_not_swept) {
+        conf_with("lingering = kill\n");
+        struct h_session *a1 = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *a2 = h_session_open("xdalice", h_vt + 1, NULL);
+        struct holder h = holder_start("/dev/tty0", H_UID_ALICE, false);
+        ck_assert_int_eq(h_session_close(a1), PAM_SUCCESS);
+        ck_assert_msg(holder_alive(&h), "alice still holds: her process must live");
+        ck_assert_int_eq(h_session_close(a2), PAM_SUCCESS);
+        ck_assert(!holder_alive(&h));
+        holder_stop(&h);
+}
+END_TEST
+
+START_TEST(test_reaped_holder_is_swept_by_next_login) {
+        conf_with("lingering = kill\n");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct holder h = holder_start("/dev/tty0", H_UID_ALICE, false);
+        h_session_kill(a);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert_msg(!holder_alive(&h), "the dead holder's process survived the reaping");
+        holder_stop(&h);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+}
+END_TEST
+
+static const char *helper(void) {
+        const char *h = getenv("XDEV_HELPER");
+        return h ? h : "../pam_xdevices/xdevices";
+}
+
+START_TEST(test_helper_status_and_revoke) {
+        conf_with("lingering = kill\n");
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        struct holder ha = holder_start("/dev/tty0", H_UID_ALICE, false);
+        struct holder hb = holder_start("/dev/tty0", H_UID_BOB, false);
+        const char *env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+        const char *st[] = { helper(), "--conf=" H_CONF, "status", NULL };
+        char *out = NULL, want[64];
+        ck_assert_int_eq(h_run_helper(st, env, &out), 0);
+        snprintf(want, sizeof want, "pid %-7d", (int) ha.pid);
+        ck_assert_msg(strstr(out, "lingering holders:") && strstr(out, want), "status: %s", out);
+        snprintf(want, sizeof want, "pid %-7d", (int) hb.pid);
+        ck_assert_msg(!strstr(out, want), "the holder's own process is listed: %s", out);
+        free(out);
+        const char *rb[] = { helper(), "--conf=" H_CONF, "revoke", "xdbob", NULL };
+        ck_assert_int_eq(h_run_helper(rb, env, NULL), 0);
+        ck_assert(holder_alive(&hb));
+        const char *ra[] = { helper(), "--conf=" H_CONF, "revoke", "--all", NULL };
+        ck_assert_int_eq(h_run_helper(ra, env, &out), 0);
+        ck_assert_msg(!holder_alive(&ha), "revoke --all left alice's process: %s", out);
+        ck_assert(holder_alive(&hb));
+        free(out);
+        holder_stop(&ha);
+        holder_stop(&hb);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("linger");
+        TCase *tc = tcase_create("sweep");
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, fresh, NULL);
+        tcase_add_test(tc, test_warn_logs_holder_and_leaves_it);
+        tcase_add_test(tc, test_kill_terminates_holder_with_sigterm);
+        tcase_add_test(tc, test_kill_sends_sigkill_after_grace);
+        tcase_add_test(tc, test_revoke_leaves_holders_of_unrevocable_nodes);
+        tcase_add_test(tc, test_root_processes_are_never_touched);
+        tcase_add_test(tc, test_new_holder_is_never_touched);
+        tcase_add_test(tc, test_only_uid_limits_the_sweep);
+        tcase_add_test(tc, test_process_without_the_node_is_not_a_holder);
+        tcase_add_test(tc, test_found_through_another_name);
+        tcase_add_test(tc, test_report_only_lists_and_changes_nothing);
+        suite_add_tcase(s, tc);
+        TCase *tm = tcase_create("module");
+        tcase_set_timeout(tm, 60);
+        tcase_add_test(tm, test_logout_kills_lingering_holder_with_kill);
+        tcase_add_test(tm, test_logout_leaves_lingering_holder_with_warn);
+        tcase_add_test(tm, test_handover_spares_the_new_holder);
+        tcase_add_test(tm, test_session_of_holder_still_open_is_not_swept);
+        tcase_add_test(tm, test_reaped_holder_is_swept_by_next_login);
+        tcase_add_test(tm, test_helper_status_and_revoke);
+        suite_add_tcase(s, tm);
+        return s;
+}
+
+int main(void) {
+        (void) h_init();
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
