@@ -178,6 +178,11 @@ def main():
         "-nic", "none", "-no-reboot",
     ]
     log("qemu:", " ".join(cmd))
+
+    def stop(signum, frame):
+        raise SystemExit(f"signal {signum}")
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
     start = time.monotonic()
     qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
     results, order, begun, current = {}, [], {}, None
@@ -253,7 +258,7 @@ def main():
                     reply = handle(qmp, what, args.out, tmp)
                     log(f"host: {' '.join(what)} -> {reply}")
                     ctl.sendall(f"XDT-ACK {n} {reply}\n".encode())
-    except Exception as e:  # report, then always kill qemu
+    except (Exception, SystemExit, KeyboardInterrupt) as e:  # report; qemu dies below
         log("error:", e)
     finally:
         try:
