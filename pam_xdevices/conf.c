@@ -468,8 +468,11 @@ int xdev_config_load(struct xdev_config *config, const char *path, const struct 
         dfd = openat(cfd, "xdevices.d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dfd < 0) {
                 r = (errno == ENOENT) ? 0 : -errno;
-                if (r < 0)
+                if (r < 0) {
+                        /* a drop-in we cannot read may hold a restriction */
                         xdev_log(log, LOG_ERR, "cannot open \"%s\": %s", dropdir, strerror(-r));
+                        goto out;
+                }
                 goto done;
         }
         d = fdopendir(dfd);
@@ -529,6 +532,7 @@ out:
 int xdev_config_parse_args(struct xdev_config *config, int argc, const char **argv,
                            const char **ret_conf, const struct xdev_log *log) {
         struct xdev_config tmp;
+        const char *conf = NULL; /* handed out only on success */
         int r;
 
         r = config_copy(&tmp, config);
@@ -553,8 +557,7 @@ int xdev_config_parse_args(struct xdev_config *config, int argc, const char **ar
                                 r = -EINVAL;
                                 goto fail;
                         }
-                        if (ret_conf)
-                                *ret_conf = value;
+                        conf = value;
                         continue;
                 }
                 r = xdev_config_set(&tmp, key, value);
@@ -569,6 +572,8 @@ int xdev_config_parse_args(struct xdev_config *config, int argc, const char **ar
         }
         xdev_config_free(config);
         *config = tmp;
+        if (ret_conf && conf)
+                *ret_conf = conf;
         return 0;
 fail:
         xdev_config_free(&tmp);

@@ -47,7 +47,7 @@ static int list_add(struct xdev_device_list *list, const char *path, enum xdev_c
 }
 
 static bool class_is_shared_and_on(const struct xdev_config *config, int c) {
-        return c >= 0 && c != XDEV_CLASS_VT && config->access[c] != XDEV_ACCESS_OFF;
+        return c >= 0 && c < _XDEV_CLASS_MAX && c != XDEV_CLASS_VT && config->access[c] != XDEV_ACCESS_OFF;
 }
 
 static int enumerate_udev(const struct xdev_config *config, struct xdev_device_list *list,

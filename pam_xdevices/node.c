@@ -230,8 +230,13 @@ static int apply_target(int fd, const struct stat *st, uid_t uid, gid_t gid, acl
                 int same = cur ? acl_cmp(cur, acl) : -1;
                 if (cur)
                         (void) acl_free(cur);
-                if (same != 0 && acl_set_file(p, ACL_TYPE_ACCESS, acl) < 0)
-                        return -errno;
+                if (same != 0) {
+                        int fault = xdev_fault_point("acl-set");
+                        if (fault < 0)
+                                return fault;
+                        if (acl_set_file(p, ACL_TYPE_ACCESS, acl) < 0)
+                                return -errno;
+                }
         }
         if (fstat(fd, &now) < 0)
                 return -errno;

@@ -529,6 +529,8 @@ int xdev_store_save(struct xdev_store *store, const struct xdev_state *state) {
                 goto fail;
         }
         r = xdev_state_format(state, f);
+        if (r == 0)
+                r = xdev_fault_point("state-write");
         if (r < 0)
                 goto fail;
         if (fflush(f) != 0 || fsync(fileno(f)) < 0) {

@@ -150,15 +150,39 @@ bool xdev_path_is_valid(const char *path) {
 }
 
 #ifdef XDEV_FAULT_POINTS
-/* XDEV_FAULT=name:action, action "kill" (SIGKILL self) or "abort". Test builds only. */
-void xdev_fault_point(const char *name) {
-        const char *want = getenv("XDEV_FAULT");
-        size_t n = strlen(name);
+/* XDEV_FAULT=name:action[@N] (see util.h). Test builds only. */
+int xdev_fault_point(const char *name) {
+        static const struct { const char *name; int err; } errs[] = {
+                { "EIO", EIO }, { "ENOSPC", ENOSPC }, { "EPERM", EPERM },
+                { "ENOTSUP", ENOTSUP }, { "ENOENT", ENOENT },
+        };
+        static unsigned hits;
+        const char *want = getenv("XDEV_FAULT"), *at;
+        char action[16];
+        size_t n = strlen(name), al;
+        unsigned long nth = 1;
 
         if (!want || strncmp(want, name, n) != 0 || want[n] != ':')
-                return;
-        if (strcmp(want + n + 1, "kill") == 0)
+                return 0;
+        at = strchr(want + n + 1, '@');
+        al = at ? (size_t) (at - (want + n + 1)) : strlen(want + n + 1);
+        if (al >= sizeof action)
+                abort();
+        memcpy(action, want + n + 1, al);
+        action[al] = '\0';
+        if (at)
+                nth = strtoul(at + 1, NULL, 10);
+        if (++hits != nth)
+                return 0;
+        if (strcmp(action, "kill") == 0)
                 (void) raise(SIGKILL);
+        if (strcmp(action, "stop") == 0) {
+                (void) raise(SIGSTOP);
+                return 0;
+        }
+        for (size_t i = 0; i < XDEV_ELEMENTSOF(errs); i++)
+                if (strcmp(action, errs[i].name) == 0)
+                        return -errs[i].err;
         abort();
 }
 #endif

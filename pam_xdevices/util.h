@@ -41,8 +41,12 @@ bool xdev_name_is_valid(const char *s, size_t max);
 bool xdev_path_is_valid(const char *path);
 
 /* Fault points for crash-consistency tests; compiled out of release builds. */
+/* XDEV_FAULT=NAME:ACTION[@N] acts at the Nth (default first) time NAME is
+ * reached: "kill", "abort", "stop" (SIGSTOP, then go on), or an errno name
+ * (EIO, ENOSPC, EPERM, ENOTSUP, ENOENT) that is returned as -errno; callers
+ * that cannot fail ignore the result. Returns 0 otherwise. */
 #ifdef XDEV_FAULT_POINTS
-void xdev_fault_point(const char *name);
+int xdev_fault_point(const char *name);
 #else
-static inline void xdev_fault_point(const char *name) { (void) name; }
+static inline int xdev_fault_point(const char *name) { (void) name; return 0; }
 #endif

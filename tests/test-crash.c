@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Crash consistency: the session opener, the closer, the helper and gc are
+ * SIGKILLed at each fault point between deciding, granting and committing;
+ * after each, gc or the next login leaves every node exactly as recorded and
+ * no session without a live leader. Uses the fault-point module and helper. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <security/pam_appl.h>
+
+#include "harness.h"
+
+#define N_MAX 16
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+static const char *all_nodes[N_MAX];
+static size_t n_all;
+static char vtpath[H_N_VTS][32];
+static const char *helper;
+
+struct snap {
+        char *desc[N_MAX];
+};
+
+static void collect_nodes(void) {
+        n_all = 0;
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                all_nodes[n_all++] = h_shared_nodes[i];
+        all_nodes[n_all++] = "/dev/tty0";
+        for (int i = 0; i < H_N_VTS; i++) {
+                snprintf(vtpath[i], sizeof vtpath[i], "/dev/tty%d", h_vt + i);
+                all_nodes[n_all++] = vtpath[i];
+        }
+}
+
+static void snap_take(struct snap *s) {
+        for (size_t i = 0; i < n_all; i++)
+                s->desc[i] = h_node_describe(all_nodes[i]);
+}
+
+static void snap_assert_equal(const struct snap *a, const char *when) {
+        for (size_t i = 0; i < n_all; i++) {
+                char *now = h_node_describe(all_nodes[i]);
+                ck_assert_msg(strcmp(a->desc[i], now) == 0, "%s: %s was \"%s\", is \"%s\"", when, all_nodes[i],
+                              a->desc[i], now);
+                free(now);
+        }
+}
+
+static void snap_free(struct snap *s) {
+        for (size_t i = 0; i < n_all; i++)
+                free(s->desc[i]);
+}
+
+static int helper_run(const char *fault, const char *a1, const char *a2, char **ret_out) {
+        const char *argv[] = { helper, "--conf=" H_CONF, a1, a2, NULL };
+        char env_fault[128];
+        const char *env[] = { "PATH=/usr/bin:/bin", env_fault, NULL };
+
+        snprintf(env_fault, sizeof env_fault, "XDEV_FAULT=%s", fault ? fault : "");
+        return h_run_helper(argv, env, ret_out);
+}
+
+/* No session in the state whose leader is gone, and the state is readable. */
+static void assert_no_dead_sessions(const char *when) {
+        char *out = NULL;
+        int r = helper_run(NULL, "status", "--json", &out);
+        ck_assert_msg(r == 0, "%s: status exited %d: %s", when, r, out);
+        ck_assert_msg(strstr(out, "\"alive\":false") == NULL, "%s: a session without a live leader: %s", when, out);
+        free(out);
+}
+
+static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
+        (void) n, (void) msg, (void) data;
+        *resp = NULL;
+        return PAM_CONV_ERR;
+}
+
+/* A login whose open_session runs with XDEV_FAULT=OPEN_FAULT; the child
+ * waits for "c<fault>" to close with that fault. */
+struct raw {
+        pid_t pid;
+        int to, from;
+        int open_ret;   /* -1: the child died in open_session */
+};
+
+static void raw_child(const char *user, int vt, const char *fault, int in, int out) {
+        struct pam_conv c = { conv, NULL };
+        pam_handle_t *pamh = NULL;
+        char path[32], tty[32], cmd[128] = "";
+        int fd, r;
+
+        (void) setsid();
+        snprintf(path, sizeof path, "/dev/tty%d", vt);
+        fd = open(path, O_RDWR | O_NOFOLLOW);
+        if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
+                _exit(98);
+        snprintf(tty, sizeof tty, "tty%d", vt);
+        if (pam_start_confdir(H_SERVICE, user, &c, H_PAMDIR, &pamh) != PAM_SUCCESS)
+                _exit(97);
+        (void) pam_set_item(pamh, PAM_TTY, tty);
+        if (fault)
+                setenv("XDEV_FAULT", fault, 1);
+        r = pam_open_session(pamh, 0);
+        unsetenv("XDEV_FAULT");
+        if (write(out, &r, sizeof r) != sizeof r)
+                _exit(96);
+        if (read(in, cmd, sizeof cmd - 1) <= 0)
+                _exit(95);
+        if (cmd[1])
+                setenv("XDEV_FAULT", cmd + 1, 1);
+        r = r == PAM_SUCCESS ? pam_close_session(pamh, 0) : PAM_SUCCESS;
+        pam_end(pamh, r);
+        _exit(r == PAM_SUCCESS ? 0 : 10 + (r & 0x7f));
+}
+
+static struct raw raw_open(const char *user, int vt, const char *fault) {
+        struct raw s = { .open_ret = -1 };
+        int to[2], from[2];
+
+        ck_assert_int_eq(pipe2(to, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(from, O_CLOEXEC), 0);
+        fflush(NULL);
+        s.pid = fork();
+        ck_assert_int_ge(s.pid, 0);
+        if (s.pid == 0) {
+                close(to[1]);
+                close(from[0]);
+                raw_child(user, vt, fault, to[0], from[1]);
+        }
+        close(to[0]);
+        close(from[1]);
+        s.to = to[1];
+        s.from = from[0];
+        if (read(s.from, &s.open_ret, sizeof s.open_ret) != sizeof s.open_ret)
+                s.open_ret = -1;
+        return s;
+}
+
+/* Returns the child's wait status after it closed (or died closing). */
+static int raw_close(struct raw *s, const char *fault) {
+        char cmd[128];
+        int status = 0;
+
+        snprintf(cmd, sizeof cmd, "c%s", fault ? fault : "");
+        if (s->open_ret != -1)
+                (void) write(s->to, cmd, strlen(cmd) + 1);
+        (void) waitpid(s->pid, &status, 0);
+        close(s->to);
+        close(s->from);
+        return status;
+}
+
+static bool killed(int status) {
+        return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+static void fresh(void) {
+        h_fresh(NULL, NULL);
+}
+
+/* Points reached while alice's open_session grants: each kill must be
+ * reached, and gc afterwards must put every node back. */
+static const char *const open_faults[] = {
+        "state-save:kill",        /* plan made, nothing saved */
+        "state-write:kill",       /* temp file written, not renamed */
+        "state-rename:kill",      /* temp file complete, not renamed */
+        "open-before-commit:kill",
+        "node-converge:kill@1",   /* ledger saved, no node changed */
+        "node-converge:kill@2",   /* the VT granted */
+        "node-converge:kill@5",   /* half the shared nodes granted */
+        "node-converge:kill@8",   /* the last node */
+        "acl-set:kill@3",
+        "open-after-commit:kill", /* everything granted, then the leader dies */
+};
+
+START_TEST(test_kill_during_open_then_gc_restores) {
+        const char *fault = open_faults[_i];
+        struct snap before;
+        snap_take(&before);
+        struct raw a = raw_open("xdalice", h_vt, fault);
+        int status = raw_close(&a, NULL);
+        ck_assert_msg(killed(status), "%s: the opener was not killed (status %#x)", fault, status);
+        int r = helper_run(NULL, "gc", NULL, NULL);
+        ck_assert_msg(r == 0, "%s: gc exited %d", fault, r);
+        snap_assert_equal(&before, fault);
+        assert_no_dead_sessions(fault);
+        snap_free(&before);
+}
+END_TEST
+
+START_TEST(test_kill_during_open_then_next_login_restores) {
+        const char *fault = open_faults[_i];
+        struct snap before;
+        snap_take(&before);
+        struct raw a = raw_open("xdalice", h_vt, fault);
+        ck_assert_msg(killed(raw_close(&a, NULL)), "%s: the opener was not killed", fault);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_BOB), "rw");
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "");
+        ck_assert_str_eq(h_acl_of(vtpath[0], H_UID_ALICE), "");
+        assert_no_dead_sessions(fault);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        snap_assert_equal(&before, fault);
+        snap_free(&before);
+}
+END_TEST
+
+/* A second login dies half way while the first holds: the first keeps
+ * exactly its grants, the second's VT goes back. */
+START_TEST(test_kill_during_second_login_keeps_first) {
+        const char *fault = open_faults[_i];
+        struct snap before;
+        snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct raw b = raw_open("xdbob", h_vt + 1, fault);
+        int status = raw_close(&b, NULL);
+        /* bob gets only his VT, so late points may not be reached */
+        ck_assert_msg(killed(status) || WIFEXITED(status), "%s: status %#x", fault, status);
+        ck_assert_int_eq(helper_run(NULL, "gc", NULL, NULL), 0);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
+        ck_assert_str_eq(h_acl_of(vtpath[0], H_UID_ALICE), "rw");
+        ck_assert_str_eq(h_acl_of(vtpath[1], H_UID_BOB), "");
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_BOB), "");
+        assert_no_dead_sessions(fault);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        snap_assert_equal(&before, fault);
+        snap_free(&before);
+}
+END_TEST
+
+static const char *const close_faults[] = {
+        "close-before-commit:kill",
+        "state-save:kill@1",
+        "state-rename:kill@1",
+        "node-converge:kill@1",
+        "node-converge:kill@4",
+        "acl-set:kill@2",
+        "state-save:kill@2", /* every node restored, ledger not yet pruned */
+};
+
+START_TEST(test_kill_during_close_then_gc_restores) {
+        const char *fault = close_faults[_i];
+        struct snap before;
+        snap_take(&before);
+        struct raw a = raw_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a.open_ret, PAM_SUCCESS);
+        int status = raw_close(&a, fault);
+        ck_assert_msg(killed(status), "%s: the closer was not killed (status %#x)", fault, status);
+        ck_assert_int_eq(helper_run(NULL, "gc", NULL, NULL), 0);
+        snap_assert_equal(&before, fault);
+        assert_no_dead_sessions(fault);
+        snap_free(&before);
+}
+END_TEST
+
+/* The helper killed while applying a hotplugged node, and gc killed while
+ * reaping: the next gc finishes the job. */
+START_TEST(test_kill_during_apply_and_gc) {
+        struct snap before;
+        snap_take(&before);
+        char *orig = h_node_describe("/dev/input/event0");
+        struct raw a = raw_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a.open_ret, PAM_SUCCESS);
+        /* event0 taken back as if just plugged in: udev's apply dies */
+        ck_assert_int_eq(unlink("/dev/input/event0"), 0);
+        ck_assert_int_eq(mknod("/dev/input/event0", S_IFCHR | 0660, makedev(13, 64)), 0);
+        ck_assert_int_eq(chown("/dev/input/event0", 0, 0), 0);
+        char *plugged = h_node_describe("/dev/input/event0");
+        {
+                const char *argv[] = { helper, "--conf=" H_CONF, "apply", "/dev/input/event0", NULL };
+                const char *env[] = { "DEVNAME=/dev/input/event0", "MAJOR=13", "MINOR=64", "XDEVICES_CLASS=input",
+                                      "XDEV_FAULT=node-converge:kill", NULL };
+                ck_assert_int_eq(h_run_helper(argv, env, NULL), 128 + SIGKILL);
+        }
+        /* the leader dies too, and the first gc dies half way */
+        kill(a.pid, SIGKILL);
+        (void) raw_close(&a, NULL);
+        ck_assert_int_eq(helper_run("node-converge:kill@3", "gc", NULL, NULL), 128 + SIGKILL);
+        ck_assert_int_eq(helper_run(NULL, "gc", NULL, NULL), 0);
+        char *now = h_node_describe("/dev/input/event0");
+        ck_assert_str_eq(now, plugged);
+        free(now);
+        /* everything else as at the start */
+        for (size_t i = 0; i < n_all; i++) {
+                if (strcmp(all_nodes[i], "/dev/input/event0") == 0)
+                        continue;
+                now = h_node_describe(all_nodes[i]);
+                ck_assert_msg(strcmp(before.desc[i], now) == 0, "%s: was \"%s\", is \"%s\"", all_nodes[i],
+                              before.desc[i], now);
+                free(now);
+        }
+        assert_no_dead_sessions("apply and gc");
+        free(orig);
+        free(plugged);
+        snap_free(&before);
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("crash");
+        TCase *tc = tcase_create("kill");
+        tcase_set_timeout(tc, 120);
+        tcase_add_checked_fixture(tc, fresh, NULL);
+        tcase_add_loop_test(tc, test_kill_during_open_then_gc_restores, 0, (int) ELEMENTSOF(open_faults));
+        tcase_add_loop_test(tc, test_kill_during_open_then_next_login_restores, 0, (int) ELEMENTSOF(open_faults));
+        tcase_add_loop_test(tc, test_kill_during_second_login_keeps_first, 0, (int) ELEMENTSOF(open_faults));
+        tcase_add_loop_test(tc, test_kill_during_close_then_gc_restores, 0, (int) ELEMENTSOF(close_faults));
+        tcase_add_test(tc, test_kill_during_apply_and_gc);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        h_init();
+        collect_nodes();
+        helper = getenv("XDEV_TEST_HELPER");
+        const char *module = getenv("XDEV_TEST_MODULE");
+        if (!helper || !module) {
+                fprintf(stderr, "XDEV_TEST_HELPER and XDEV_TEST_MODULE must be set\n");
+                return 99;
+        }
+        setenv("XDEV_MODULE", module, 1); /* h_fresh writes it into the service file */
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
