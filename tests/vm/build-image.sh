@@ -102,6 +102,7 @@ make_layer() {
 	tar -C "$stage" -cf - . | tar -C "$root" -xf - --keep-directory-symlink
 	install -d -m 0755 "$root/usr/local/lib/xdt"
 	install -m 0755 "$here"/guest/xdt-* "$root/usr/local/lib/xdt/"
+	install -m 0755 "$here"/linger/xdt-* "$root/usr/local/lib/xdt/"
 	if [ -x "$xorg_patched" ]; then
 		install -m 0755 "$xorg_patched" "$root/usr/local/lib/xdt/Xorg-patched"
 	fi
@@ -137,7 +138,7 @@ xorg_hash=none
 img_key=$( {
 	echo "$base_key $xorg_hash"
 	declare -f make_layer
-	(cd "$here" && cat guest/* packages.list)
+	(cd "$here" && cat guest/* linger/* packages.list)
 	(cd "$stage" && find . -printf '%p %m %l\n' | sort && find . -type f -print0 | sort -z | xargs -0r cat)
 } | hash_stream)
 img=$cache/img-$img_key

@@ -28,6 +28,10 @@ NAMES = {
     "s4": "hotplug",
     "s5": "two-users",
     "s6": "killed-login",
+    "s7": "lingering-fds",
+    "l1": "lingering-handover",
+    "l2": "lingering-kill",
+    "l3": "lingering-warn",
 }
 
 
@@ -146,7 +150,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--image", required=True, help="directory from build-image.sh")
     ap.add_argument("--out", required=True, help="where PNGs and logs go")
-    ap.add_argument("--scenarios", default="s1,s4,s5,s6,s3,s2")
+    ap.add_argument("--scenarios", default="s1,s4,s5,s6,s7,l1,l2,l3,s3,s2")
     ap.add_argument("--timeout", type=int, default=900, help="whole run, seconds")
     ap.add_argument("--boot-timeout", type=int, default=240)
     ap.add_argument("--scenario-timeout", type=int, default=300)
