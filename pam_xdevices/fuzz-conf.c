@@ -13,7 +13,7 @@
 
 #include "conf.h"
 
-static void log_sink(void *userdata, int priority, const char *fmt, va_list ap) {
+static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char *fmt, va_list ap) {
         char buf[2048];
         (void) userdata, (void) priority;
         (void) vsnprintf(buf, sizeof buf, fmt, ap);

@@ -28,7 +28,7 @@
 
 #define DATA_OPENED "pam_xdevices_opened"
 
-static void log_to_pam(void *userdata, int priority, const char *fmt, va_list ap) {
+static XDEV_PRINTF(3, 0) void log_to_pam(void *userdata, int priority, const char *fmt, va_list ap) {
         pam_vsyslog((pam_handle_t *) userdata, priority, fmt, ap);
 }
 

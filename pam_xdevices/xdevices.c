@@ -31,7 +31,7 @@ enum {
 
 static bool use_syslog;
 
-static void log_to_stderr(void *userdata, int priority, const char *fmt, va_list ap) {
+static XDEV_PRINTF(3, 0) void log_to_stderr(void *userdata, int priority, const char *fmt, va_list ap) {
         va_list copy;
 
         va_copy(copy, ap);
