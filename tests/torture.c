@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/acl.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -20,6 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <acl/libacl.h>
 #include <security/pam_appl.h>
 
 #include "harness.h"
@@ -29,7 +31,7 @@
 
 struct counts {
         unsigned long opened, closed, killed, open_failed, close_failed, applies, apply_failed, gcs, gc_failed,
-                switches;
+                switches, checks, violations;
 };
 
 static struct counts *counts; /* shared between the workers */
@@ -145,6 +147,77 @@ static void worker(int w, unsigned long cycles) {
         _exit(0);
 }
 
+/* Every named-user ACL entry on PATH belongs to a uid in ALLOWED. */
+static bool acl_users_within(const char *path, const uid_t *allowed, size_t n_allowed) {
+        acl_t acl = acl_get_file(path, ACL_TYPE_ACCESS);
+        acl_entry_t e;
+        bool ok = true;
+
+        if (!acl)
+                return true; /* gone or replaced mid-check: nothing granted there */
+        for (int id = ACL_FIRST_ENTRY; acl_get_entry(acl, id, &e) == 1; id = ACL_NEXT_ENTRY) {
+                acl_tag_t tag;
+                if (acl_get_tag_type(e, &tag) < 0 || tag != ACL_USER)
+                        continue;
+                uid_t *q = acl_get_qualifier(e);
+                bool found = false;
+                for (size_t i = 0; q && i < n_allowed; i++)
+                        found = found || allowed[i] == *q;
+                if (!found) {
+                        fprintf(stderr, "torture: %s grants uid %u, which holds nothing\n", path, q ? *q : 0);
+                        ok = false;
+                }
+                if (q)
+                        acl_free(q);
+        }
+        acl_free(acl);
+        return ok;
+}
+
+/* While the workers run: under the module's own state lock, every grant on
+ * disk must be explained by the state (shared nodes: the holder; a VT: a
+ * session on it). Sessions whose leader was killed count until reaped. */
+static void checker(volatile int *stop) {
+        while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {
+                uid_t holder[1], vt_uids[64][8];
+                size_t n_holder = 0, n_vt[64] = { 0 };
+                char line[4096];
+                int lock = open("/run/xdevices/lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+                if (lock < 0 || flock(lock, LOCK_EX) < 0) {
+                        if (lock >= 0)
+                                close(lock);
+                        usleep(1000);
+                        continue;
+                }
+                FILE *f = fopen("/run/xdevices/state", "re");
+                while (f && fgets(line, sizeof line, f)) {
+                        unsigned u, vt;
+                        const char *p;
+                        if (sscanf(line, "holder %u", &u) == 1)
+                                holder[n_holder++] = u;
+                        else if (sscanf(line, "session uid=%u", &u) == 1 && (p = strstr(line, " vt=")) &&
+                                 sscanf(p, " vt=%u", &vt) == 1 && vt < 64 && n_vt[vt] < 8)
+                                vt_uids[vt][n_vt[vt]++] = u;
+                }
+                if (f)
+                        fclose(f);
+                bool ok = true;
+                for (size_t i = 0; i < N_NODES; i++)
+                        ok = acl_users_within(nodes[i].path, holder, n_holder) && ok;
+                for (int i = 0; i < n_vts; i++) {
+                        char p[32];
+                        snprintf(p, sizeof p, "/dev/tty%d", vts[i]);
+                        ok = acl_users_within(p, vt_uids[vts[i]], n_vt[vts[i]]) && ok;
+                }
+                close(lock);
+                add(&counts->checks);
+                if (!ok)
+                        add(&counts->violations);
+                usleep(2000);
+        }
+        _exit(0);
+}
+
 int main(void) {
         unsigned long workers = env_count("TORTURE_WORKERS", 8, WORKERS_MAX);
         unsigned long cycles = env_count("TORTURE_CYCLES", 500, 1000000);
@@ -177,6 +250,16 @@ int main(void) {
                (int) getpid());
         fflush(stdout);
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        volatile int *stop = mmap(NULL, sizeof *stop, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (stop == MAP_FAILED)
+                return 99;
+        *stop = 0;
+        fflush(NULL);
+        pid_t checker_pid = fork();
+        if (checker_pid < 0)
+                return 99;
+        if (checker_pid == 0)
+                checker(stop);
         pid_t pids[WORKERS_MAX];
         for (unsigned long w = 0; w < workers; w++) {
                 fflush(NULL);
@@ -194,6 +277,8 @@ int main(void) {
                 }
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
+        __atomic_store_n(stop, 1, __ATOMIC_RELAXED);
+        (void) waitpid(checker_pid, NULL, 0);
         double secs = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
 
         /* Every leader is gone now: one gc must leave nothing behind. */
@@ -233,10 +318,12 @@ int main(void) {
         }
         unsigned long logins = counts->opened + counts->open_failed;
         printf("torture: %lu logins (%lu refused), %lu logouts (%lu failed), %lu killed, %lu applies (%lu failed), "
-               "%lu gc (%lu failed), %lu VT switches in %.1f s (%.0f logins/s)\n",
+               "%lu gc (%lu failed), %lu VT switches in %.1f s (%.0f logins/s); %lu locked invariant checks "
+               "during the run, %lu violations\n",
                logins, counts->open_failed, counts->closed, counts->close_failed, counts->killed, counts->applies,
-               counts->apply_failed, counts->gcs, counts->gc_failed, counts->switches, secs, (double) logins / secs);
-        failed += counts->open_failed > 0 || counts->close_failed > 0 || counts->apply_failed > 0 ||
+               counts->apply_failed, counts->gcs, counts->gc_failed, counts->switches, secs, (double) logins / secs,
+               counts->checks, counts->violations);
+        failed += counts->violations > 0 || counts->open_failed > 0 || counts->close_failed > 0 || counts->apply_failed > 0 ||
                   counts->gc_failed > 0;
         printf("torture: %s\n", failed ? "FAILED" : "every invariant holds");
         return failed ? 1 : 0;
