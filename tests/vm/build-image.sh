@@ -77,11 +77,14 @@ if [ "$with_project" = 1 ]; then
 	if [ -e "$srcdir/configure.ac" ]; then
 		# Build a copy, out of the developer's tree: cp -u keeps unchanged
 		# files' mtimes so that make rebuilds only what changed.
-		src=$cache/src build=$cache/build
+		tree=$(echo "$srcdir" | hash_stream)
+		src=$cache/src-$tree build=$cache/build-$tree
 		say "building the project from $srcdir in $build"
 		mkdir -p "$src" "$build"
 		(cd "$srcdir" && git ls-files -z --cached --others --exclude-standard 2>/dev/null ||
-			find . -path ./.git -prune -o -type f -print0) |
+			find . \( -path ./.git -o -name .libs -o -name .deps -o -name autom4te.cache \) -prune -o \
+				-type f ! \( -name config.status -o -name config.log -o -name '*.o' -o -name '*.lo' \
+				-o -name '*.la' -o -name Makefile -o -name libtool -o -name config.h \) -print0) |
 			(cd "$srcdir" && xargs -0 cp -u -p --parents -t "$src" 2>/dev/null || true)
 		[ -x "$src/configure" ] || (cd "$src" && ./autogen.sh >&2)
 		if [ ! -e "$build/config.status" ]; then
