@@ -285,6 +285,13 @@ def main():
         else:
             failed += 1
             print(f"FAIL: {name}: {reason} ({t:.1f} s)")
+    if failed or boot_s is None:
+        try:
+            with open(serial_log, errors="replace") as f:
+                tail = f.readlines()[-25:]
+            log("last lines of the serial console:\n" + "".join(tail))
+        except OSError:
+            pass
     total = time.monotonic() - start
     print(f"boot {boot_s if boot_s is None else round(boot_s, 1)} s, total {total:.1f} s; "
           f"artefacts in {args.out}")
