@@ -398,10 +398,25 @@ static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
         victim_add(s, pidfd, p, kill_node, kill_why);
 }
 
-static void proc_report(struct sweep *s, const struct proc *p) {
-        for (size_t i = 0; i < p->n_fds; i++)
-                fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u fd %-4d %s\n", (int) p->pid, p->comm,
-                        (unsigned) p->ruid, p->fds[i], s->targets[p->tgt[i]].path);
+/* An input fd already revoked answers ENODEV to every ioctl. */
+static bool fd_is_revoked(int pidfd, int fd) {
+        int copy = pidfd_getfd(pidfd, fd), version;
+        bool revoked;
+
+        if (copy < 0)
+                return false;
+        revoked = ioctl(copy, EVIOCGVERSION, &version) < 0 && errno == ENODEV;
+        (void) close(copy);
+        return revoked;
+}
+
+static void proc_report(struct sweep *s, int pidfd, const struct proc *p) {
+        for (size_t i = 0; i < p->n_fds; i++) {
+                const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
+                fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u fd %-4d %s%s\n", (int) p->pid, p->comm,
+                        (unsigned) p->ruid, p->fds[i], t->path,
+                        t->class == XDEV_CLASS_INPUT && fd_is_revoked(pidfd, p->fds[i]) ? " (revoked)" : "");
+        }
 }
 
 /* One pass over /proc. Returns the number of holders acted on or -errno. */
@@ -445,7 +460,7 @@ static int sweep_pass(struct sweep *s) {
                         s->counts->holders++;
                 n++;
                 if (s->opts->report_only) {
-                        proc_report(s, &p);
+                        proc_report(s, pidfd, &p);
                         (void) close(pidfd);
                         continue;
                 }

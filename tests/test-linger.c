@@ -269,8 +269,16 @@ START_TEST(test_logout_kills_lingering_holder_with_kill) {
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         struct holder h = holder_start("/dev/tty0", H_UID_ALICE, false);
+        free(h_log_take());
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         ck_assert_msg(!holder_alive(&h), "alice's process holding tty0 survived her logout");
+        char *log = h_log_take(), want[160];
+        snprintf(want, sizeof want,
+                 "pid %d (\"test-linger\", uid %u) still holds \"/dev/tty0\" (lingering = kill): sent SIGTERM",
+                 (int) h.pid, (unsigned) H_UID_ALICE);
+        ck_assert_msg(strstr(log, want), "log lacks \"%s\":\n%s", want, log);
+        ck_assert_msg(strstr(log, "lingering holders: 1 found"), "no summary line:\n%s", log);
+        free(log);
         holder_stop(&h);
 }
 END_TEST
@@ -279,8 +287,15 @@ START_TEST(test_logout_leaves_lingering_holder_with_warn) {
         conf_with("lingering = warn\n");
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         struct holder h = holder_start("/dev/tty0", H_UID_ALICE, false);
+        free(h_log_take());
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         ck_assert_msg(holder_alive(&h), "warn killed a holder");
+        char *log = h_log_take(), want[160];
+        snprintf(want, sizeof want, "pid %d (\"test-linger\", uid %u) still holds \"/dev/tty0\"", (int) h.pid,
+                 (unsigned) H_UID_ALICE);
+        ck_assert_msg(strstr(log, want) && strstr(log, "lingering = warn, leaving it"), "log lacks \"%s\":\n%s",
+                      want, log);
+        free(log);
         holder_stop(&h);
 }
 END_TEST
