@@ -73,6 +73,8 @@ struct proc {
         int fds[FDS_PER_PROC_MAX];
         size_t tgt[FDS_PER_PROC_MAX];
         size_t n_fds;
+        pid_t hidden_tid;       /* a thread with its own fd table holds a target */
+        size_t hidden_tgt;
 };
 
 struct victim {
@@ -155,15 +157,13 @@ static ssize_t target_match(const struct sweep *s, const struct stat *st) {
         return -1;
 }
 
-/* Fills P->fds with the fds of PID whose open file is one of the targets. */
-static int proc_scan_fds(const struct sweep *s, int procfd, struct proc *p) {
-        char path[64];
+/* Appends to FDS/TGT (up to FDS_PER_PROC_MAX) the fds listed in the /proc
+ * directory PATH whose open file is one of the targets. */
+static int fd_dir_scan(const struct sweep *s, int procfd, const char *path, int *fds, size_t *tgt, size_t *n) {
         struct dirent *de;
         DIR *d;
         int fd;
 
-        p->n_fds = 0;
-        (void) snprintf(path, sizeof path, "%d/fd", (int) p->pid);
         fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return -errno;
@@ -172,7 +172,7 @@ static int proc_scan_fds(const struct sweep *s, int procfd, struct proc *p) {
                 (void) close(fd);
                 return -ENOMEM;
         }
-        while ((de = readdir(d)) && p->n_fds < FDS_PER_PROC_MAX) {
+        while ((de = readdir(d)) && *n < FDS_PER_PROC_MAX) {
                 uint64_t num;
                 struct stat st;
                 ssize_t t;
@@ -184,9 +184,61 @@ static int proc_scan_fds(const struct sweep *s, int procfd, struct proc *p) {
                 t = target_match(s, &st);
                 if (t < 0)
                         continue;
-                p->fds[p->n_fds] = (int) num;
-                p->tgt[p->n_fds] = (size_t) t;
-                p->n_fds++;
+                fds[*n] = (int) num;
+                tgt[*n] = (size_t) t;
+                (*n)++;
+        }
+        (void) closedir(d);
+        return 0;
+}
+
+static bool proc_has_fd(const struct proc *p, int fd, size_t tgt) {
+        for (size_t i = 0; i < p->n_fds; i++)
+                if (p->fds[i] == fd && p->tgt[i] == tgt)
+                        return true;
+        return false;
+}
+
+/* Fills P->fds with the fds of PID whose open file is one of the targets.
+ * PID/fd shows the leader's fd table only: a thread that unshared its own
+ * (unshare(CLONE_FILES)) is found through PID/task, and noted in
+ * P->hidden_tid since pidfd_getfd cannot reach its fds. */
+static int proc_scan_fds(const struct sweep *s, int procfd, struct proc *p) {
+        char path[64];
+        struct dirent *de;
+        DIR *d;
+        int fd, r;
+
+        p->n_fds = 0;
+        p->hidden_tid = 0;
+        (void) snprintf(path, sizeof path, "%d/fd", (int) p->pid);
+        r = fd_dir_scan(s, procfd, path, p->fds, p->tgt, &p->n_fds);
+        if (r < 0)
+                return r;
+        (void) snprintf(path, sizeof path, "%d/task", (int) p->pid);
+        fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return 0;
+        d = fdopendir(fd);
+        if (!d) {
+                (void) close(fd);
+                return 0;
+        }
+        while ((de = readdir(d)) && p->hidden_tid == 0) {
+                int tfds[FDS_PER_PROC_MAX];
+                size_t ttgt[FDS_PER_PROC_MAX], tn = 0;
+                uint64_t tid;
+                if (xdev_parse_uint(de->d_name, INT32_MAX, &tid) < 0 || (pid_t) tid == p->pid)
+                        continue;
+                (void) snprintf(path, sizeof path, "%d/task/%d/fd", (int) p->pid, (int) tid);
+                if (fd_dir_scan(s, procfd, path, tfds, ttgt, &tn) < 0)
+                        continue;
+                for (size_t i = 0; i < tn; i++)
+                        if (!proc_has_fd(p, tfds[i], ttgt[i])) {
+                                p->hidden_tid = (pid_t) tid;
+                                p->hidden_tgt = ttgt[i];
+                                break;
+                        }
         }
         (void) closedir(d);
         return 0;
@@ -322,6 +374,17 @@ static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
         const struct xdev_linger_opts *o = s->opts;
         const char *kill_node = NULL, *kill_why = NULL;
 
+        if (p->hidden_tid != 0) {
+                const char *node = s->targets[p->hidden_tgt].path;
+                if (o->policy == XDEV_LINGER_WARN)
+                        xdev_log(s->log, LOG_WARNING,
+                                 "thread %d of pid %d (\"%s\", uid %u) still holds \"%s\" in its own fd table; lingering = warn, leaving it",
+                                 (int) p->hidden_tid, (int) p->pid, p->comm, (unsigned) p->ruid, node);
+                else {
+                        kill_node = node;
+                        kill_why = "held by a thread with its own fd table";
+                }
+        }
         for (size_t i = 0; i < p->n_fds; i++) {
                 const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
                 bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
@@ -417,6 +480,9 @@ static void proc_report(struct sweep *s, int pidfd, const struct proc *p) {
                         (unsigned) p->ruid, p->fds[i], t->path,
                         t->class == XDEV_CLASS_INPUT && fd_is_revoked(pidfd, p->fds[i]) ? " (revoked)" : "");
         }
+        if (p->hidden_tid != 0)
+                fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u thread %d (own fd table) %s\n", (int) p->pid,
+                        p->comm, (unsigned) p->ruid, (int) p->hidden_tid, s->targets[p->hidden_tgt].path);
 }
 
 /* One pass over /proc. Returns the number of holders acted on or -errno. */
@@ -443,7 +509,7 @@ static int sweep_pass(struct sweep *s) {
                 p.pid = (pid_t) num;
                 if (p.pid == getpid() || proc_uids(procfd, p.pid, &p.ruid, &p.euid) < 0 || proc_is_exempt(s, &p))
                         continue;
-                if (proc_scan_fds(s, procfd, &p) < 0 || p.n_fds == 0)
+                if (proc_scan_fds(s, procfd, &p) < 0 || (p.n_fds == 0 && p.hidden_tid == 0))
                         continue;
                 /* Found one: pin it, then check again what the pidfd now
                  * names, and that it still lives after the check. */
@@ -451,7 +517,8 @@ static int sweep_pass(struct sweep *s) {
                 if (pidfd < 0)
                         continue;
                 if (proc_uids(procfd, p.pid, &p.ruid, &p.euid) < 0 || proc_is_exempt(s, &p) ||
-                    proc_scan_fds(s, procfd, &p) < 0 || p.n_fds == 0 || pidfd_signal(pidfd, 0) < 0) {
+                    proc_scan_fds(s, procfd, &p) < 0 || (p.n_fds == 0 && p.hidden_tid == 0) ||
+                    pidfd_signal(pidfd, 0) < 0) {
                         (void) close(pidfd);
                         continue;
                 }

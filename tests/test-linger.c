@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -68,6 +70,51 @@ static struct holder holder_start(const char *path, uid_t uid, bool ignore_term)
         }
         (void) close(p[1]);
         ck_assert_msg(read(p[0], &c, 1) == 1, "holder of %s did not start", path ? path : "(nothing)");
+        (void) close(p[0]);
+        return h;
+}
+
+struct thread_arg {
+        const char *path;
+        int ready[2];
+};
+
+static void *thread_hide_fd(void *data) {
+        struct thread_arg *a = data;
+        char c = 'x';
+        if (unshare(CLONE_FILES) == 0 && open(a->path, O_RDONLY | O_NOCTTY | O_CLOEXEC) >= 0)
+                c = 'r';
+        (void) write(a->ready[1], &c, 1);
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* Like holder_start, but the fd lives only in the own fd table of a second
+ * thread (unshare(CLONE_FILES)): PID/fd does not show it. */
+static struct holder holder_start_hidden(const char *path, uid_t uid) {
+        struct holder h = { 0 };
+        int p[2];
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        h.pid = fork();
+        ck_assert_int_ge(h.pid, 0);
+        if (h.pid == 0) {
+                struct thread_arg a = { .path = path };
+                pthread_t t;
+                if (pipe(a.ready) < 0 || pthread_create(&t, NULL, thread_hide_fd, &a) != 0 ||
+                    read(a.ready[0], &c, 1) != 1 || c != 'r')
+                        _exit(10);
+                /* glibc applies set*id to every thread */
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(11);
+                (void) write(p[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        ck_assert_msg(read(p[0], &c, 1) == 1, "hidden holder of %s did not start", path);
         (void) close(p[0]);
         return h;
 }
@@ -235,6 +282,19 @@ START_TEST(test_found_through_another_name) {
 }
 END_TEST
 
+START_TEST(test_fd_in_a_thread_own_fd_table_is_found) {
+        struct holder h = holder_start_hidden(vtpath, H_UID_ALICE);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_WARN, NULL);
+        ck_assert_uint_eq(c.holders, 1);
+        ck_assert_msg(strstr(logbuf, "in its own fd table; lingering = warn"), "log: %s", logbuf);
+        ck_assert(holder_alive(&h));
+        c = sweep(XDEV_LINGER_KILL, NULL);
+        ck_assert_uint_eq(c.terminated, 1);
+        ck_assert_msg(!holder_alive(&h), "a holder hiding its fd in a thread survived lingering = kill");
+        holder_stop(&h);
+}
+END_TEST
+
 START_TEST(test_report_only_lists_and_changes_nothing) {
         struct holder h = holder_start(vtpath, H_UID_ALICE, false);
         char *buf = NULL;
@@ -392,6 +452,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_process_without_the_node_is_not_a_holder);
         tcase_add_test(tc, test_found_through_another_name);
         tcase_add_test(tc, test_report_only_lists_and_changes_nothing);
+        tcase_add_test(tc, test_fd_in_a_thread_own_fd_table_is_found);
         suite_add_tcase(s, tc);
         TCase *tm = tcase_create("module");
         tcase_set_timeout(tm, 60);
