@@ -564,7 +564,14 @@ int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
         } else {
                 fprintf(out, "holder: ");
                 if (t.state.has_holder)
-                        fprintf(out, "uid %u\n", (unsigned) t.state.holder);
+                {
+                        for (size_t i = 0; i < t.state.n_sessions; i++)
+                                if (t.state.sessions[i].uid == t.state.holder) {
+                                        fprintf(out, "uid %u (%s)\n", (unsigned) t.state.holder,
+                                                t.state.sessions[i].user);
+                                        break;
+                                }
+                }
                 else
                         fprintf(out, "none\n");
                 fprintf(out, "active VT: %d\nsessions: %zu\n", t.active_vt, t.state.n_sessions);

@@ -22,21 +22,24 @@ void xdev_device_list_free(struct xdev_device_list *list) {
                 free(list->items[i].path);
         free(list->items);
         list->items = NULL;
-        list->n = 0;
+        list->n = list->cap = 0;
 }
 
 static int list_add(struct xdev_device_list *list, const char *path, enum xdev_class class, dev_t devnum) {
         struct xdev_device *p;
 
-        for (size_t i = 0; i < list->n; i++)
-                if (strcmp(list->items[i].path, path) == 0)
-                        return 0;
+        /* duplicates are removed once at the end (list_dedup) */
         if (list->n >= XDEV_NODES_MAX)
                 return -E2BIG;
-        p = realloc(list->items, (list->n + 1) * sizeof *p);
-        if (!p)
-                return -ENOMEM;
-        list->items = p;
+        if (list->n == list->cap) {
+                size_t cap = list->cap ? list->cap * 2 : 32;
+                p = realloc(list->items, cap * sizeof *p);
+                if (!p)
+                        return -ENOMEM;
+                list->items = p;
+                list->cap = cap;
+        }
+        p = list->items;
         p[list->n].path = strdup(path);
         if (!p[list->n].path)
                 return -ENOMEM;
@@ -125,6 +128,27 @@ static int enumerate_globs(const struct xdev_config *config, struct xdev_device_
         return 0;
 }
 
+static int cmp_device(const void *a, const void *b) {
+        return strcmp(((const struct xdev_device *) a)->path, ((const struct xdev_device *) b)->path);
+}
+
+/* Sorts by path and drops repeats (a node matched by two globs). */
+static void list_dedup(struct xdev_device_list *list) {
+        size_t out = 0;
+
+        if (list->n < 2)
+                return;
+        qsort(list->items, list->n, sizeof list->items[0], cmp_device);
+        for (size_t i = 0; i < list->n; i++) {
+                if (out > 0 && strcmp(list->items[out - 1].path, list->items[i].path) == 0) {
+                        free(list->items[i].path);
+                        continue;
+                }
+                list->items[out++] = list->items[i];
+        }
+        list->n = out;
+}
+
 int xdev_devices_enumerate(const struct xdev_config *config, struct xdev_device_list *list,
                            const struct xdev_log *log) {
         enum xdev_source src = config->source;
@@ -132,7 +156,8 @@ int xdev_devices_enumerate(const struct xdev_config *config, struct xdev_device_
         if (src == XDEV_SOURCE_AUTO)
                 src = access("/run/udev/control", F_OK) == 0 ? XDEV_SOURCE_UDEV : XDEV_SOURCE_GLOB;
         xdev_debug(log, "enumerating devices through %s", src == XDEV_SOURCE_UDEV ? "udev" : "globs");
-        if (src == XDEV_SOURCE_UDEV)
-                return enumerate_udev(config, list, log);
-        return enumerate_globs(config, list);
+        int r = src == XDEV_SOURCE_UDEV ? enumerate_udev(config, list, log) : enumerate_globs(config, list);
+        if (r >= 0)
+                list_dedup(list);
+        return r;
 }

@@ -19,6 +19,7 @@ struct xdev_device {
 struct xdev_device_list {
         struct xdev_device *items;
         size_t n;
+        size_t cap;
 };
 
 void xdev_device_list_free(struct xdev_device_list *list);

@@ -36,6 +36,7 @@ void xdev_state_free(struct xdev_state *state) {
         for (size_t i = 0; i < state->n_nodes; i++)
                 node_free(&state->nodes[i]);
         free(state->nodes);
+        free(state->index);
         free(state->sessions);
         *state = (struct xdev_state) { 0 };
 }
@@ -75,6 +76,41 @@ bool xdev_state_uid_has_session(const struct xdev_state *state, uid_t uid) {
         return false;
 }
 
+static size_t path_hash(const char *p) {
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+        for (; *p; p++)
+                h = (h ^ (unsigned char) *p) * 1099511628211ULL;
+        return (size_t) h;
+}
+
+static void index_put(struct xdev_state *state, size_t i) {
+        size_t mask = state->index_cap - 1;
+        for (size_t slot = path_hash(state->nodes[i].path) & mask;; slot = (slot + 1) & mask)
+                if (state->index[slot] == 0) {
+                        state->index[slot] = i + 1;
+                        return;
+                }
+}
+
+static void index_rebuild(struct xdev_state *state) {
+        size_t cap = 64;
+
+        while (cap < 2 * state->n_nodes + 2)
+                cap *= 2;
+        state->index_valid = false;
+        if (cap != state->index_cap) {
+                size_t *p = realloc(state->index, cap * sizeof *p);
+                if (!p)
+                        return; /* lookups fall back to a linear search */
+                state->index = p;
+                state->index_cap = cap;
+        }
+        memset(state->index, 0, state->index_cap * sizeof *state->index);
+        for (size_t i = 0; i < state->n_nodes; i++)
+                index_put(state, i);
+        state->index_valid = true;
+}
+
 int xdev_state_add_node(struct xdev_state *state, const struct xdev_node *n) {
         struct xdev_node copy = *n;
 
@@ -95,10 +131,21 @@ int xdev_state_add_node(struct xdev_state *state, const struct xdev_node *n) {
                 return -ENOMEM;
         }
         state->nodes[state->n_nodes++] = copy;
+        if (state->index_valid && state->index_cap >= 2 * state->n_nodes + 2)
+                index_put(state, state->n_nodes - 1);
+        else
+                index_rebuild(state);
         return 0;
 }
 
 ssize_t xdev_state_find_node(const struct xdev_state *state, const char *path) {
+        if (state->index_valid) {
+                size_t mask = state->index_cap - 1;
+                for (size_t slot = path_hash(path) & mask; state->index[slot]; slot = (slot + 1) & mask)
+                        if (strcmp(state->nodes[state->index[slot] - 1].path, path) == 0)
+                                return (ssize_t) (state->index[slot] - 1);
+                return -1;
+        }
         for (size_t i = 0; i < state->n_nodes; i++)
                 if (strcmp(state->nodes[i].path, path) == 0)
                         return (ssize_t) i;
@@ -112,6 +159,7 @@ void xdev_state_remove_node(struct xdev_state *state, size_t index) {
         memmove(&state->nodes[index], &state->nodes[index + 1],
                 (state->n_nodes - index - 1) * sizeof state->nodes[0]);
         state->n_nodes--;
+        state->index_valid = false;
 }
 
 void xdev_state_elect(struct xdev_state *state, int active_vt) {

@@ -55,6 +55,11 @@ struct xdev_state {
         struct xdev_node *nodes;
         size_t n_nodes;
         size_t cap_nodes;
+        /* path -> node index (+1), open addressing; rebuilt when stale, so
+         * lookups stay O(1) with thousands of nodes */
+        size_t *index;
+        size_t index_cap;
+        bool index_valid;
 };
 
 void xdev_state_free(struct xdev_state *state);
