@@ -264,6 +264,7 @@ START_TEST(test_fs_without_acls_refuses_acl_mode) {
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         snap_assert_equal(&before, "no ACLs, mode=chown");
         ck_assert_int_eq(umount("/dev/dri"), 0);
+        snap_free(&before);
 }
 END_TEST
 
