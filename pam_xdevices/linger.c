@@ -374,6 +374,12 @@ static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
         const struct xdev_linger_opts *o = s->opts;
         const char *kill_node = NULL, *kill_why = NULL;
 
+        /* Separate opens are separate files, each to revoke: past the
+         * limit some may be unseen, so the process goes. */
+        if (p->n_fds >= FDS_PER_PROC_MAX && o->policy != XDEV_LINGER_WARN) {
+                kill_node = s->targets[p->tgt[0]].path;
+                kill_why = "too many fds to revoke one by one";
+        }
         if (p->hidden_tid != 0) {
                 const char *node = s->targets[p->hidden_tgt].path;
                 if (o->policy == XDEV_LINGER_WARN)

@@ -48,7 +48,7 @@ struct holder {
 
 /* Forks a process that opens PATH (as root), becomes UID (0: stays root),
  * optionally ignores SIGTERM, says it is ready and waits to be killed. */
-static struct holder holder_start(const char *path, uid_t uid, bool ignore_term) {
+static struct holder holder_start_n(const char *path, uid_t uid, bool ignore_term, int n) {
         struct holder h = { 0 };
         int p[2];
         char c;
@@ -57,9 +57,9 @@ static struct holder holder_start(const char *path, uid_t uid, bool ignore_term)
         h.pid = fork();
         ck_assert_int_ge(h.pid, 0);
         if (h.pid == 0) {
-                int fd = path ? open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) : 0;
-                if (fd < 0)
-                        _exit(10);
+                for (int i = 0; i < n; i++)
+                        if (path && open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                                _exit(10);
                 if (ignore_term)
                         (void) signal(SIGTERM, SIG_IGN);
                 if (uid != 0 && (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
@@ -117,6 +117,10 @@ static struct holder holder_start_hidden(const char *path, uid_t uid) {
         ck_assert_msg(read(p[0], &c, 1) == 1, "hidden holder of %s did not start", path);
         (void) close(p[0]);
         return h;
+}
+
+static struct holder holder_start(const char *path, uid_t uid, bool ignore_term) {
+        return holder_start_n(path, uid, ignore_term, 1);
 }
 
 static bool holder_alive(struct holder *h) {
@@ -295,6 +299,19 @@ START_TEST(test_fd_in_a_thread_own_fd_table_is_found) {
 }
 END_TEST
 
+START_TEST(test_holder_of_too_many_fds_is_terminated) {
+        /* each open is its own file to revoke; past the scan's limit the
+         * process is terminated rather than partly revoked */
+        struct holder h = holder_start_n(vtpath, H_UID_ALICE, false, 100);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_REVOKE, NULL);
+        ck_assert_uint_eq(c.holders, 1);
+        ck_assert_uint_eq(c.terminated, 1);
+        ck_assert_msg(strstr(logbuf, "too many fds to revoke one by one"), "log: %s", logbuf);
+        ck_assert(!holder_alive(&h));
+        holder_stop(&h);
+}
+END_TEST
+
 START_TEST(test_report_only_lists_and_changes_nothing) {
         struct holder h = holder_start(vtpath, H_UID_ALICE, false);
         char *buf = NULL;
@@ -453,6 +470,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_found_through_another_name);
         tcase_add_test(tc, test_report_only_lists_and_changes_nothing);
         tcase_add_test(tc, test_fd_in_a_thread_own_fd_table_is_found);
+        tcase_add_test(tc, test_holder_of_too_many_fds_is_terminated);
         suite_add_tcase(s, tc);
         TCase *tm = tcase_create("module");
         tcase_set_timeout(tm, 60);
