@@ -14,7 +14,7 @@
 
 static char logbuf[4096];
 
-static void capture(void *userdata, int priority, const char *fmt, va_list ap) {
+static XDEV_PRINTF(3, 0) void capture(void *userdata, int priority, const char *fmt, va_list ap) {
         size_t n = strlen(logbuf);
         (void) userdata, (void) priority;
         vsnprintf(logbuf + n, sizeof logbuf - n, fmt, ap);
