@@ -24,11 +24,12 @@
 #include <security/pam_appl.h>
 
 #include "harness.h"
+#include "util.h"
 #include "linger.h"
 
 static char logbuf[16384];
 
-static void log_capture(void *userdata, int priority, const char *fmt, va_list ap) {
+static XDEV_PRINTF(3, 0) void log_capture(void *userdata, int priority, const char *fmt, va_list ap) {
         size_t len = strlen(logbuf);
         (void) userdata;
         (void) priority;
