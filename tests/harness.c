@@ -525,6 +525,45 @@ int h_run_helper(const char *const *argv, const char *const *env, char **ret_err
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+const char *h_vt_path(int i) {
+        static char paths[H_N_VTS][32];
+
+        if (i < 0 || i >= H_N_VTS)
+                return NULL;
+        (void) snprintf(paths[i], sizeof paths[i], "/dev/tty%d", h_vt + i);
+        return paths[i];
+}
+
+void h_snap_take(struct h_snap *s) {
+        s->n = 0;
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                s->path[s->n++] = h_shared_nodes[i];
+        s->path[s->n++] = "/dev/tty0";
+        for (int i = 0; i < H_N_VTS; i++)
+                s->path[s->n++] = h_vt_path(i);
+        for (size_t i = 0; i < s->n; i++)
+                s->desc[i] = h_node_describe(s->path[i]);
+}
+
+char *h_snap_diff(const struct h_snap *s, const char *when) {
+        char *out = NULL;
+
+        for (size_t i = 0; i < s->n && !out; i++) {
+                char *now = h_node_describe(s->path[i]);
+                if (strcmp(s->desc[i], now) != 0 &&
+                    asprintf(&out, "%s: %s was \"%s\", is \"%s\"", when, s->path[i], s->desc[i], now) < 0)
+                        die("asprintf");
+                free(now);
+        }
+        return out;
+}
+
+void h_snap_free(struct h_snap *s) {
+        for (size_t i = 0; i < s->n; i++)
+                free(s->desc[i]);
+        s->n = 0;
+}
+
 int h_count_fds(void) {
         DIR *d = opendir("/proc/self/fd");
         int n = 0;

@@ -80,5 +80,29 @@ char *h_log_take(void);
  * would find it; -1 when none. */
 int h_vt_openqry(void);
 
+/* What tests compare before and after: every shared node, /dev/tty0 and
+ * the test VTs, each as h_node_describe gives it. */
+#define H_SNAP_MAX 16
+struct h_snap {
+        size_t n;
+        const char *path[H_SNAP_MAX];
+        char *desc[H_SNAP_MAX];
+};
+void h_snap_take(struct h_snap *s);
+/* NULL when every node is as in S, else a malloc'd "WHEN: PATH was ..., is
+ * ..." naming the first node that differs. */
+char *h_snap_diff(const struct h_snap *s, const char *when);
+void h_snap_free(struct h_snap *s);
+#ifdef ck_assert_msg
+#define h_snap_assert_equal(s, when)                                     \
+        do {                                                             \
+                char *h_diff_ = h_snap_diff((s), (when));                \
+                ck_assert_msg(h_diff_ == NULL, "%s", h_diff_ ? h_diff_ : ""); \
+        } while (0)
+#endif
+
+/* "/dev/ttyN" of the I-th test VT (h_vt + I). */
+const char *h_vt_path(int i);
+
 /* Counts the fds open in this process. */
 int h_count_fds(void);

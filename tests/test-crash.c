@@ -21,47 +21,9 @@
 
 #include "harness.h"
 
-#define N_MAX 16
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
-static const char *all_nodes[N_MAX];
-static size_t n_all;
-static char vtpath[H_N_VTS][32];
 static const char *helper;
-
-struct snap {
-        char *desc[N_MAX];
-};
-
-static void collect_nodes(void) {
-        n_all = 0;
-        for (size_t i = 0; i < h_n_shared_nodes; i++)
-                all_nodes[n_all++] = h_shared_nodes[i];
-        all_nodes[n_all++] = "/dev/tty0";
-        for (int i = 0; i < H_N_VTS; i++) {
-                snprintf(vtpath[i], sizeof vtpath[i], "/dev/tty%d", h_vt + i);
-                all_nodes[n_all++] = vtpath[i];
-        }
-}
-
-static void snap_take(struct snap *s) {
-        for (size_t i = 0; i < n_all; i++)
-                s->desc[i] = h_node_describe(all_nodes[i]);
-}
-
-static void snap_assert_equal(const struct snap *a, const char *when) {
-        for (size_t i = 0; i < n_all; i++) {
-                char *now = h_node_describe(all_nodes[i]);
-                ck_assert_msg(strcmp(a->desc[i], now) == 0, "%s: %s was \"%s\", is \"%s\"", when, all_nodes[i],
-                              a->desc[i], now);
-                free(now);
-        }
-}
-
-static void snap_free(struct snap *s) {
-        for (size_t i = 0; i < n_all; i++)
-                free(s->desc[i]);
-}
 
 static int helper_run(const char *fault, const char *a1, const char *a2, char **ret_out) {
         const char *argv[] = { helper, "--conf=" H_CONF, a1, a2, NULL };
@@ -187,34 +149,34 @@ static const char *const open_faults[] = {
 
 START_TEST(test_kill_during_open_then_gc_restores) {
         const char *fault = open_faults[_i];
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct raw a = raw_open("xdalice", h_vt, fault);
         int status = raw_close(&a, NULL);
         ck_assert_msg(killed(status), "%s: the opener was not killed (status %#x)", fault, status);
         int r = helper_run(NULL, "gc", NULL, NULL);
         ck_assert_msg(r == 0, "%s: gc exited %d", fault, r);
-        snap_assert_equal(&before, fault);
+        h_snap_assert_equal(&before, fault);
         assert_no_dead_sessions(fault);
-        snap_free(&before);
+        h_snap_free(&before);
 }
 END_TEST
 
 START_TEST(test_kill_during_open_then_next_login_restores) {
         const char *fault = open_faults[_i];
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct raw a = raw_open("xdalice", h_vt, fault);
         ck_assert_msg(killed(raw_close(&a, NULL)), "%s: the opener was not killed", fault);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_BOB), "rw");
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "");
-        ck_assert_str_eq(h_acl_of(vtpath[0], H_UID_ALICE), "");
+        ck_assert_str_eq(h_acl_of(h_vt_path(0), H_UID_ALICE), "");
         assert_no_dead_sessions(fault);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
-        snap_assert_equal(&before, fault);
-        snap_free(&before);
+        h_snap_assert_equal(&before, fault);
+        h_snap_free(&before);
 }
 END_TEST
 
@@ -222,8 +184,8 @@ END_TEST
  * exactly its grants, the second's VT goes back. */
 START_TEST(test_kill_during_second_login_keeps_first) {
         const char *fault = open_faults[_i];
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         struct raw b = raw_open("xdbob", h_vt + 1, fault);
@@ -232,13 +194,13 @@ START_TEST(test_kill_during_second_login_keeps_first) {
         ck_assert_msg(killed(status) || WIFEXITED(status), "%s: status %#x", fault, status);
         ck_assert_int_eq(helper_run(NULL, "gc", NULL, NULL), 0);
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
-        ck_assert_str_eq(h_acl_of(vtpath[0], H_UID_ALICE), "rw");
-        ck_assert_str_eq(h_acl_of(vtpath[1], H_UID_BOB), "");
+        ck_assert_str_eq(h_acl_of(h_vt_path(0), H_UID_ALICE), "rw");
+        ck_assert_str_eq(h_acl_of(h_vt_path(1), H_UID_BOB), "");
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_BOB), "");
         assert_no_dead_sessions(fault);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
-        snap_assert_equal(&before, fault);
-        snap_free(&before);
+        h_snap_assert_equal(&before, fault);
+        h_snap_free(&before);
 }
 END_TEST
 
@@ -254,24 +216,24 @@ static const char *const close_faults[] = {
 
 START_TEST(test_kill_during_close_then_gc_restores) {
         const char *fault = close_faults[_i];
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct raw a = raw_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a.open_ret, PAM_SUCCESS);
         int status = raw_close(&a, fault);
         ck_assert_msg(killed(status), "%s: the closer was not killed (status %#x)", fault, status);
         ck_assert_int_eq(helper_run(NULL, "gc", NULL, NULL), 0);
-        snap_assert_equal(&before, fault);
+        h_snap_assert_equal(&before, fault);
         assert_no_dead_sessions(fault);
-        snap_free(&before);
+        h_snap_free(&before);
 }
 END_TEST
 
 /* The helper killed while applying a hotplugged node, and gc killed while
  * reaping: the next gc finishes the job. */
 START_TEST(test_kill_during_apply_and_gc) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         char *orig = h_node_describe("/dev/input/event0");
         struct raw a = raw_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a.open_ret, PAM_SUCCESS);
@@ -295,18 +257,18 @@ START_TEST(test_kill_during_apply_and_gc) {
         ck_assert_str_eq(now, plugged);
         free(now);
         /* everything else as at the start */
-        for (size_t i = 0; i < n_all; i++) {
-                if (strcmp(all_nodes[i], "/dev/input/event0") == 0)
+        for (size_t i = 0; i < before.n; i++) {
+                if (strcmp(before.path[i], "/dev/input/event0") == 0)
                         continue;
-                now = h_node_describe(all_nodes[i]);
-                ck_assert_msg(strcmp(before.desc[i], now) == 0, "%s: was \"%s\", is \"%s\"", all_nodes[i],
+                now = h_node_describe(before.path[i]);
+                ck_assert_msg(strcmp(before.desc[i], now) == 0, "%s: was \"%s\", is \"%s\"", before.path[i],
                               before.desc[i], now);
                 free(now);
         }
         assert_no_dead_sessions("apply and gc");
         free(orig);
         free(plugged);
-        snap_free(&before);
+        h_snap_free(&before);
 }
 END_TEST
 
@@ -326,7 +288,6 @@ static Suite *suite(void) {
 
 int main(void) {
         h_init();
-        collect_nodes();
         helper = getenv("XDEV_TEST_HELPER");
         const char *module = getenv("XDEV_TEST_MODULE");
         if (!helper || !module) {

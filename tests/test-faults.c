@@ -22,46 +22,7 @@
 
 #include "harness.h"
 
-#define N_MAX 16
-
-static const char *all_nodes[N_MAX];
-static size_t n_all;
-static char vtpath[H_N_VTS][32];
 static const char *helper;
-
-struct snap {
-        char *desc[N_MAX];
-};
-
-static void collect_nodes(void) {
-        n_all = 0;
-        for (size_t i = 0; i < h_n_shared_nodes; i++)
-                all_nodes[n_all++] = h_shared_nodes[i];
-        all_nodes[n_all++] = "/dev/tty0";
-        for (int i = 0; i < H_N_VTS; i++) {
-                snprintf(vtpath[i], sizeof vtpath[i], "/dev/tty%d", h_vt + i);
-                all_nodes[n_all++] = vtpath[i];
-        }
-}
-
-static void snap_take(struct snap *s) {
-        for (size_t i = 0; i < n_all; i++)
-                s->desc[i] = h_node_describe(all_nodes[i]);
-}
-
-static void snap_assert_equal(const struct snap *a, const char *when) {
-        for (size_t i = 0; i < n_all; i++) {
-                char *now = h_node_describe(all_nodes[i]);
-                ck_assert_msg(strcmp(a->desc[i], now) == 0, "%s: %s was \"%s\", is \"%s\"", when, all_nodes[i],
-                              a->desc[i], now);
-                free(now);
-        }
-}
-
-static void snap_free(struct snap *s) {
-        for (size_t i = 0; i < n_all; i++)
-                free(s->desc[i]);
-}
 
 static void assert_logged(const char *log, const char *what, const char *when) {
         ck_assert_msg(strstr(log, what) != NULL, "%s: \"%s\" not logged; the log was:\n%s", when, what, log);
@@ -75,12 +36,12 @@ static int helper_run(const char *a1, char **ret_out) {
 
 /* A login on VT that is well and works, then logs out: the proof that a
  * fault left nothing behind that stops the next user. */
-static void assert_later_session_works(const struct snap *before, const char *when) {
+static void assert_later_session_works(const struct h_snap *before, const char *when) {
         struct h_session *s = h_session_open("xdcarol", h_vt + 2, NULL);
         ck_assert_msg(s->open_ret == PAM_SUCCESS, "%s: a later login returned %d", when, s->open_ret);
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_CAROL), "rw");
         ck_assert_int_eq(h_session_close(s), PAM_SUCCESS);
-        snap_assert_equal(before, when);
+        h_snap_assert_equal(before, when);
 }
 
 static void fresh(void) {
@@ -100,14 +61,14 @@ static int raw_close(struct raw *s, const char *fault);
 /* ---- state writes ---- */
 
 START_TEST(test_enospc_on_state_write_grants_nothing) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         /* root dir + lock fill the file system: state.tmp gets ENOSPC */
         ck_assert_int_eq(mkdir("/run/xdevices", 0700), 0);
         ck_assert_int_eq(mount("xdfull", "/run/xdevices", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,nr_inodes=2"), 0);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
-        snap_assert_equal(&before, "ENOSPC at login");
+        h_snap_assert_equal(&before, "ENOSPC at login");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         char *log = h_log_take();
         assert_logged(log, "No space left on device", "ENOSPC at login");
@@ -115,13 +76,13 @@ START_TEST(test_enospc_on_state_write_grants_nothing) {
         free(log);
         ck_assert_int_eq(umount("/run/xdevices"), 0);
         assert_later_session_works(&before, "after ENOSPC");
-        snap_free(&before);
+        h_snap_free(&before);
 }
 END_TEST
 
 START_TEST(test_enospc_at_logout_keeps_ledger_until_gc) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         /* room for lock + state, none for a second state.tmp */
         ck_assert_int_eq(mkdir("/run/xdevices", 0700), 0);
         ck_assert_int_eq(mount("xdfull", "/run/xdevices", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,nr_inodes=3"), 0);
@@ -136,45 +97,45 @@ START_TEST(test_enospc_at_logout_keeps_ledger_until_gc) {
         free(log);
         ck_assert_int_eq(mount(NULL, "/run/xdevices", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, "nr_inodes=64"), 0);
         ck_assert_int_eq(helper_run("gc", NULL), 0);
-        snap_assert_equal(&before, "gc after ENOSPC at logout");
+        h_snap_assert_equal(&before, "gc after ENOSPC at logout");
         assert_later_session_works(&before, "after ENOSPC at logout");
         ck_assert_int_eq(umount("/run/xdevices"), 0);
-        snap_free(&before);
+        h_snap_free(&before);
 }
 END_TEST
 
 START_TEST(test_eio_on_state_write_grants_nothing) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         setenv("XDEV_FAULT", "state-write:EIO", 1);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         unsetenv("XDEV_FAULT");
         ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
-        snap_assert_equal(&before, "EIO at login");
+        h_snap_assert_equal(&before, "EIO at login");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         char *log = h_log_take();
         assert_logged(log, "Input/output error", "EIO at login");
         free(log);
         assert_later_session_works(&before, "after EIO");
-        snap_free(&before);
+        h_snap_free(&before);
 }
 END_TEST
 
 START_TEST(test_eio_on_pruning_save_is_repaired) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct raw a = raw_start("xdalice", h_vt, NULL);
         ck_assert_int_eq(raw_opened(&a), PAM_SUCCESS);
         /* logout restores every node, then cannot drop them from the ledger */
         int status = raw_close(&a, "state-write:EIO@2");
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "logout status %#x", status);
-        snap_assert_equal(&before, "EIO after restoring");
+        h_snap_assert_equal(&before, "EIO after restoring");
         char *log = h_log_take();
         assert_logged(log, "cannot save state after restoring", "EIO after restoring");
         free(log);
         ck_assert_int_eq(helper_run("gc", NULL), 0);
         assert_later_session_works(&before, "after EIO on pruning");
-        snap_free(&before);
+        h_snap_free(&before);
 }
 END_TEST
 
@@ -186,41 +147,41 @@ static const char *const acl_faults[] = {
 
 START_TEST(test_acl_error_undoes_the_whole_login) {
         const char *fault = acl_faults[_i];
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         setenv("XDEV_FAULT", fault, 1);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         unsetenv("XDEV_FAULT");
         ck_assert_msg(a->open_ret == PAM_SESSION_ERR, "%s: open returned %d", fault, a->open_ret);
-        snap_assert_equal(&before, fault);
+        h_snap_assert_equal(&before, fault);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         char *log = h_log_take();
         assert_logged(log, "cannot grant", fault);
         assert_logged(log, "undoing this session's grants", fault);
         free(log);
         assert_later_session_works(&before, fault);
-        snap_free(&before);
+        h_snap_free(&before);
 }
 END_TEST
 
 /* The second user's VT grant fails while the first holds: the first keeps
  * everything, the second gets nothing. */
 START_TEST(test_acl_error_for_second_login_keeps_first) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         setenv("XDEV_FAULT", "acl-set:EPERM@1", 1);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         unsetenv("XDEV_FAULT");
         ck_assert_int_eq(b->open_ret, PAM_SESSION_ERR);
-        ck_assert_str_eq(h_acl_of(vtpath[1], H_UID_BOB), "");
+        ck_assert_str_eq(h_acl_of(h_vt_path(1), H_UID_BOB), "");
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
-        ck_assert_str_eq(h_acl_of(vtpath[0], H_UID_ALICE), "rw");
+        ck_assert_str_eq(h_acl_of(h_vt_path(0), H_UID_ALICE), "rw");
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
-        snap_assert_equal(&before, "EPERM for a second login");
-        snap_free(&before);
+        h_snap_assert_equal(&before, "EPERM for a second login");
+        h_snap_free(&before);
 }
 END_TEST
 
@@ -239,11 +200,11 @@ static void dri_on_ramfs(void) {
 START_TEST(test_fs_without_acls_refuses_acl_mode) {
         dri_on_ramfs();
         ck_assert_ptr_null(h_acl_of("/dev/dri/card0", H_UID_ALICE)); /* really no ACLs */
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
-        snap_assert_equal(&before, "no ACLs, mode=acl");
+        h_snap_assert_equal(&before, "no ACLs, mode=acl");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         char *log = h_log_take();
         assert_logged(log, "file system without ACLs; use mode=chown", "no ACLs");
@@ -262,9 +223,9 @@ START_TEST(test_fs_without_acls_refuses_acl_mode) {
         ck_assert_int_eq(stat("/dev/dri/card0", &st), 0);
         ck_assert_uint_eq(st.st_uid, H_UID_ALICE);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
-        snap_assert_equal(&before, "no ACLs, mode=chown");
+        h_snap_assert_equal(&before, "no ACLs, mode=chown");
         ck_assert_int_eq(umount("/dev/dri"), 0);
-        snap_free(&before);
+        h_snap_free(&before);
 }
 END_TEST
 
@@ -345,8 +306,8 @@ static int raw_close(struct raw *s, const char *fault) {
 }
 
 START_TEST(test_nodes_vanish_and_swap_mid_walk) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         char *shadow = h_node_describe("/etc/shadow");
         /* stopped while converging the first node, ledger already saved */
         struct raw a = raw_start("xdalice", h_vt, "node-converge:stop@1");
@@ -378,11 +339,11 @@ START_TEST(test_nodes_vanish_and_swap_mid_walk) {
         now = h_node_describe("/dev/input/js0");
         ck_assert_str_eq(now, js0);
         free(now);
-        for (size_t i = 0; i < n_all; i++) {
-                if (strstr(all_nodes[i], "event1") || strstr(all_nodes[i], "mouse0") || strstr(all_nodes[i], "js0"))
+        for (size_t i = 0; i < before.n; i++) {
+                if (strstr(before.path[i], "event1") || strstr(before.path[i], "mouse0") || strstr(before.path[i], "js0"))
                         continue;
-                now = h_node_describe(all_nodes[i]);
-                ck_assert_msg(strcmp(before.desc[i], now) == 0, "%s: was \"%s\", is \"%s\"", all_nodes[i],
+                now = h_node_describe(before.path[i]);
+                ck_assert_msg(strcmp(before.desc[i], now) == 0, "%s: was \"%s\", is \"%s\"", before.path[i],
                               before.desc[i], now);
                 free(now);
         }
@@ -392,7 +353,7 @@ START_TEST(test_nodes_vanish_and_swap_mid_walk) {
         free(out);
         free(shadow);
         free(js0);
-        snap_free(&before);
+        h_snap_free(&before);
 }
 END_TEST
 
@@ -441,7 +402,6 @@ static Suite *suite(void) {
 
 int main(void) {
         h_init();
-        collect_nodes();
         helper = getenv("XDEV_TEST_HELPER");
         const char *module = getenv("XDEV_TEST_MODULE");
         if (!helper || !module) {

@@ -15,43 +15,6 @@
 
 #include "harness.h"
 
-#define N_MAX 16
-
-struct snap {
-        char *desc[N_MAX];
-        size_t n;
-};
-
-static const char *all_nodes[N_MAX];
-static size_t n_all;
-static char vtpath[H_N_VTS][32];
-
-static void collect_nodes(void) {
-        n_all = 0;
-        for (size_t i = 0; i < h_n_shared_nodes; i++)
-                all_nodes[n_all++] = h_shared_nodes[i];
-        all_nodes[n_all++] = "/dev/tty0";
-        for (int i = 0; i < H_N_VTS; i++) {
-                snprintf(vtpath[i], sizeof vtpath[i], "/dev/tty%d", h_vt + i);
-                all_nodes[n_all++] = vtpath[i];
-        }
-}
-
-static void snap_take(struct snap *s) {
-        s->n = n_all;
-        for (size_t i = 0; i < n_all; i++)
-                s->desc[i] = h_node_describe(all_nodes[i]);
-}
-
-static void snap_assert_equal(const struct snap *a, const char *when) {
-        for (size_t i = 0; i < a->n; i++) {
-                char *now = h_node_describe(all_nodes[i]);
-                ck_assert_msg(strcmp(a->desc[i], now) == 0, "%s: %s was \"%s\", is \"%s\"", when, all_nodes[i],
-                              a->desc[i], now);
-                free(now);
-        }
-}
-
 static void assert_shared(uid_t uid, const char *perm) {
         for (size_t i = 0; i < h_n_shared_nodes; i++) {
                 const char *p = h_acl_of(h_shared_nodes[i], uid);
@@ -73,8 +36,8 @@ static void fresh(void) {
 }
 
 START_TEST(test_login_grants_vt_and_shared_and_logout_restores) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         assert_vt(h_vt, H_UID_ALICE, "rw");
@@ -88,13 +51,13 @@ START_TEST(test_login_grants_vt_and_shared_and_logout_restores) {
         ck_assert_str_eq(a->xdg_vtnr, want);
         ck_assert_str_eq(a->xdg_seat, "seat0");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
-        snap_assert_equal(&before, "after logout");
+        h_snap_assert_equal(&before, "after logout");
 }
 END_TEST
 
 START_TEST(test_second_user_gets_only_their_vt) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
@@ -106,13 +69,13 @@ START_TEST(test_second_user_gets_only_their_vt) {
         assert_vt(h_vt + 1, H_UID_BOB, "");
         assert_shared(H_UID_ALICE, "rw");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
-        snap_assert_equal(&before, "after both logouts");
+        h_snap_assert_equal(&before, "after both logouts");
 }
 END_TEST
 
 START_TEST(test_same_user_twice_keeps_access_until_last_logout) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct h_session *a1 = h_session_open("xdalice", h_vt, NULL);
         struct h_session *a2 = h_session_open("xdalice", h_vt + 1, NULL);
         assert_vt(h_vt + 1, H_UID_ALICE, "rw");
@@ -120,13 +83,13 @@ START_TEST(test_same_user_twice_keeps_access_until_last_logout) {
         assert_shared(H_UID_ALICE, "rw");
         assert_vt(h_vt, H_UID_ALICE, "");
         ck_assert_int_eq(h_session_close(a2), PAM_SUCCESS);
-        snap_assert_equal(&before, "after the last logout");
+        h_snap_assert_equal(&before, "after the last logout");
 }
 END_TEST
 
 START_TEST(test_holder_logout_hands_over_to_active_vt) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         struct h_session *c = h_session_open("xdcarol", h_vt + 2, NULL);
@@ -141,13 +104,13 @@ START_TEST(test_holder_logout_hands_over_to_active_vt) {
         assert_shared(H_UID_BOB, "");
         assert_vt(h_vt + 1, H_UID_BOB, "rw");
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
-        snap_assert_equal(&before, "after all logouts");
+        h_snap_assert_equal(&before, "after all logouts");
 }
 END_TEST
 
 START_TEST(test_holder_logout_with_inactive_others_gives_to_nobody) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         h_set_active_vt(1);
@@ -158,19 +121,19 @@ START_TEST(test_holder_logout_with_inactive_others_gives_to_nobody) {
         assert_shared(H_UID_CAROL, "rw");
         ck_assert_int_eq(h_session_close(c), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
-        snap_assert_equal(&before, "after all logouts");
+        h_snap_assert_equal(&before, "after all logouts");
 }
 END_TEST
 
 static void assert_ignored(const char *user, int vt, const struct h_opts *o, const char *what) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct h_session *s = h_session_open(user, vt, o);
         ck_assert_msg(s->open_ret == H_IGNORED, "%s: open_session returned %d, expected PAM_IGNORE", what,
                       s->open_ret);
-        snap_assert_equal(&before, what);
+        h_snap_assert_equal(&before, what);
         ck_assert_int_eq(h_session_close(s), PAM_SUCCESS);
-        snap_assert_equal(&before, what);
+        h_snap_assert_equal(&before, what);
 }
 
 START_TEST(test_su_inside_session_grants_nothing) {
@@ -215,8 +178,8 @@ START_TEST(test_planted_xdg_variables_are_overridden) {
 END_TEST
 
 START_TEST(test_killed_leader_is_reaped_by_next_login) {
-        struct snap before;
-        snap_take(&before);
+        struct h_snap before;
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         assert_shared(H_UID_ALICE, "rw");
         h_session_kill(a);
@@ -225,7 +188,7 @@ START_TEST(test_killed_leader_is_reaped_by_next_login) {
         assert_vt(h_vt, H_UID_ALICE, "");
         assert_shared(H_UID_BOB, "rw");
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
-        snap_assert_equal(&before, "after reaping and logout");
+        h_snap_assert_equal(&before, "after reaping and logout");
 }
 END_TEST
 
@@ -277,27 +240,27 @@ START_TEST(test_node_replaced_during_session_is_left_alone) {
 END_TEST
 
 START_TEST(test_console_class_is_opt_in) {
-        struct snap before;
+        struct h_snap before;
         h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
-        snap_take(&before);
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "rw");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
-        snap_assert_equal(&before, "after logout");
+        h_snap_assert_equal(&before, "after logout");
 }
 END_TEST
 
 START_TEST(test_chown_mode_changes_owner_and_restores) {
-        struct snap before;
+        struct h_snap before;
         struct stat st;
-        snap_take(&before);
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(stat("/dev/dri/card0", &st), 0);
         ck_assert_uint_eq(st.st_uid, H_UID_ALICE);
         ck_assert_uint_eq(st.st_mode & 0700, 0600);
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
-        snap_assert_equal(&before, "after logout");
+        h_snap_assert_equal(&before, "after logout");
 }
 END_TEST
 
@@ -325,11 +288,11 @@ START_TEST(test_broken_config_grants_nothing) {
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 h_fresh(bad[i], NULL);
-                struct snap before;
-                snap_take(&before);
+                struct h_snap before;
+                h_snap_take(&before);
                 struct h_session *a = h_session_open("xdalice", h_vt, NULL);
                 ck_assert_msg(a->open_ret == PAM_SESSION_ERR, "config %zu: open returned %d", i, a->open_ret);
-                snap_assert_equal(&before, bad[i]);
+                h_snap_assert_equal(&before, bad[i]);
                 char *log = h_log_take();
                 ck_assert_msg(strstr(log, "xdevices.conf\":1:") && strstr(log, "configuration is broken"),
                               "config %zu: log lacks the reason: %s", i, log);
@@ -340,14 +303,14 @@ START_TEST(test_broken_config_grants_nothing) {
 END_TEST
 
 START_TEST(test_untrusted_config_files_grant_nothing) {
-        struct snap before;
+        struct h_snap before;
         h_fresh(NULL, NULL);
         /* world-writable */
         ck_assert_int_eq(chmod(H_CONF, 0666), 0);
-        snap_take(&before);
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
-        snap_assert_equal(&before, "world-writable config");
+        h_snap_assert_equal(&before, "world-writable config");
         char *log = h_log_take();
         ck_assert_msg(strstr(log, "must be owned by root and not writable by group or others"), "log: %s", log);
         free(log);
@@ -357,21 +320,21 @@ START_TEST(test_untrusted_config_files_grant_nothing) {
         ck_assert_int_eq(chown(H_CONF, H_UID_BOB, 0), 0);
         a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
-        snap_assert_equal(&before, "user-owned config");
+        h_snap_assert_equal(&before, "user-owned config");
         h_session_close(a);
         /* a symlink to /dev/zero */
         ck_assert_int_eq(unlink(H_CONF), 0);
         ck_assert_int_eq(symlink("/dev/zero", H_CONF), 0);
         a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
-        snap_assert_equal(&before, "symlinked config");
+        h_snap_assert_equal(&before, "symlinked config");
         h_session_close(a);
         /* a FIFO */
         ck_assert_int_eq(unlink(H_CONF), 0);
         ck_assert_int_eq(mkfifo(H_CONF, 0644), 0);
         a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
-        snap_assert_equal(&before, "FIFO config");
+        h_snap_assert_equal(&before, "FIFO config");
         h_session_close(a);
 }
 END_TEST
@@ -386,14 +349,14 @@ START_TEST(test_unknown_key_is_logged_and_ignored) {
 END_TEST
 
 START_TEST(test_logind_present_stands_down) {
-        struct snap before;
+        struct h_snap before;
         h_fresh("devices = glob\nglob = drm:/dev/dri/card*\n", NULL);
         ck_assert_int_eq(mkdir("/run/systemd", 0755) == 0 || access("/run/systemd", F_OK) == 0, 1);
         ck_assert_int_eq(mkdir("/run/systemd/seats", 0755), 0);
-        snap_take(&before);
+        h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, H_IGNORED);
-        snap_assert_equal(&before, "logind present");
+        h_snap_assert_equal(&before, "logind present");
         char *log = h_log_take();
         ck_assert_msg(strstr(log, "systemd-logind manages seats here; standing down"), "log: %s", log);
         free(log);
@@ -461,7 +424,6 @@ static Suite *suite(void) {
 
 int main(void) {
         h_init();
-        collect_nodes();
         SRunner *sr = srunner_create(suite());
         srunner_run_all(sr, CK_NORMAL);
         int failed = srunner_ntests_failed(sr);
