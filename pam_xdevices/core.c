@@ -30,6 +30,7 @@ struct txn {
         struct xdev_state state;
         int active_vt;
         struct xdev_linger_set linger; /* shared grants as loaded, see linger_after */
+        struct xdev_dircache dirs;
 };
 
 void xdev_ctx_init(struct xdev_ctx *ctx) {
@@ -45,7 +46,7 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
         unsigned line = 0;
         int r;
 
-        *t = (struct txn) { .store = { -1, -1 } };
+        *t = (struct txn) { .store = { -1, -1 }, .dirs = XDEV_DIRCACHE_INIT };
         r = xdev_store_open(&t->store, ctx->statedir);
         if (r < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot use state directory \"%s\": %s%s", ctx->statedir,
@@ -70,6 +71,7 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
 }
 
 static void txn_end(struct txn *t) {
+        xdev_dircache_done(&t->dirs);
         xdev_linger_set_free(&t->linger);
         xdev_state_free(&t->state);
         xdev_store_close(&t->store);
@@ -116,11 +118,11 @@ static int ledger_want(struct xdev_ctx *ctx, struct txn *t, const char *path, en
         ssize_t idx;
         int fd, r;
 
-        r = xdev_node_open(path, class, &fd, &st);
+        r = xdev_node_open(&t->dirs, path, class, &fd, &st);
         if (r < 0) {
                 if (r == -ENOTTY)
                         xdev_log(&ctx->log, LOG_WARNING,
-                                 "\"%s\" is not a %s device node (symlink, other type or major), ignoring", path,
+                                 "\"%s\" is not a device node of class %s (symlink, other type or major), ignoring", path,
                                  xdev_class_to_string(class));
                 else if (r != -ENOENT)
                         xdev_log(&ctx->log, LOG_WARNING, "cannot open \"%s\": %s, ignoring", path, strerror(-r));
@@ -228,7 +230,7 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all) {
                 struct xdev_node *n = &t->state.nodes[i];
                 if (!n->dirty && !all)
                         continue;
-                r = xdev_node_converge(n);
+                r = xdev_node_converge(&t->dirs, n);
                 n->dirty = false;
                 if (r == 0) {
                         xdev_debug(&ctx->log, "\"%s\": %s", n->path, n->granted ? "granted" : "restored");

@@ -666,15 +666,18 @@ int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_co
         for (size_t i = 0; i < state->n_nodes && r == 0; i++)
                 if (state->nodes[i].class != XDEV_CLASS_VT)
                         r = targets_add(&v, &n, state->nodes[i].rdev, state->nodes[i].class, state->nodes[i].path);
-        if (r == 0 && xdev_devices_enumerate(config, &list, log) >= 0)
+        if (r == 0 && xdev_devices_enumerate(config, &list, log) >= 0) {
+                struct xdev_dircache dirs = XDEV_DIRCACHE_INIT;
                 for (size_t i = 0; i < list.n && r == 0; i++) {
                         struct stat st;
                         int fd;
-                        if (xdev_node_open(list.items[i].path, list.items[i].class, &fd, &st) < 0)
+                        if (xdev_node_open(&dirs, list.items[i].path, list.items[i].class, &fd, &st) < 0)
                                 continue;
                         (void) close(fd);
                         r = targets_add(&v, &n, st.st_rdev, list.items[i].class, list.items[i].path);
                 }
+                xdev_dircache_done(&dirs);
+        }
         xdev_device_list_free(&list);
         if (r < 0 && r != -E2BIG) {
                 free(v);

@@ -25,28 +25,67 @@
 #include "node.h"
 #include "tty.h"
 
-int xdev_node_open(const char *path, enum xdev_class class, int *ret_fd, struct stat *ret_st) {
+void xdev_dircache_done(struct xdev_dircache *c) {
+        if (c && c->fd >= 0)
+                (void) close(c->fd);
+        if (c)
+                *c = (struct xdev_dircache) XDEV_DIRCACHE_INIT;
+}
+
+/* Opens the directory DIR (LEN bytes, absolute, ending in '/') one
+ * component at a time, none of them followed if it is a symlink. */
+static int open_dir(const char *dir, size_t len) {
         char buf[256];
-        struct stat st;
-        int fd, r;
+        int fd;
 
-        if (!xdev_path_is_valid(path) || strlen(path) >= sizeof buf)
-                return -EINVAL;
-        strcpy(buf, path);
-
+        memcpy(buf, dir, len);
+        buf[len] = '\0';
         fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        for (char *save = NULL, *comp = strtok_r(buf + 1, "/", &save); comp;) {
-                char *next = strtok_r(NULL, "/", &save);
-                int nfd = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC | (next ? O_DIRECTORY : 0));
-                r = -errno;
+        for (char *save = NULL, *comp = strtok_r(buf + 1, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+                int nfd = openat(fd, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+                int r = -errno;
                 (void) close(fd);
                 if (nfd < 0)
                         return r == -ELOOP || r == -ENOTDIR ? -ENOTTY : r;
                 fd = nfd;
-                comp = next;
         }
+        return fd;
+}
+
+int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_class class, int *ret_fd,
+                   struct stat *ret_st) {
+        const char *base;
+        struct stat st;
+        size_t dlen;
+        int dfd, fd, r;
+
+        if (!xdev_path_is_valid(path) || strlen(path) >= sizeof cache->path)
+                return -EINVAL;
+        base = strrchr(path, '/') + 1;
+        if (!*base)
+                return -EINVAL;
+        dlen = (size_t) (base - path);
+        if (cache && cache->fd >= 0 && strlen(cache->path) == dlen && memcmp(cache->path, path, dlen) == 0)
+                dfd = cache->fd;
+        else {
+                dfd = open_dir(path, dlen);
+                if (dfd < 0)
+                        return dfd;
+                if (cache) {
+                        xdev_dircache_done(cache);
+                        cache->fd = dfd;
+                        memcpy(cache->path, path, dlen);
+                        cache->path[dlen] = '\0';
+                }
+        }
+        fd = openat(dfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        r = -errno;
+        if (!cache)
+                (void) close(dfd);
+        if (fd < 0)
+                return r == -ELOOP || r == -ENOTDIR ? -ENOTTY : r;
         if (fstat(fd, &st) < 0) {
                 r = -errno;
                 goto fail;
@@ -205,8 +244,9 @@ fail:
 }
 
 /* Opens the recorded node and checks it is still the same one. */
-static int open_recorded(const struct xdev_node *n, int *ret_fd, struct stat *ret_st) {
-        int r = xdev_node_open(n->path, n->class, ret_fd, ret_st);
+static int open_recorded(struct xdev_dircache *cache, const struct xdev_node *n, int *ret_fd,
+                         struct stat *ret_st) {
+        int r = xdev_node_open(cache, n->path, n->class, ret_fd, ret_st);
         if (r == -ENOTTY)
                 return -ESTALE;
         if (r < 0)
@@ -245,14 +285,14 @@ static int apply_target(int fd, const struct stat *st, uid_t uid, gid_t gid, acl
         return 0;
 }
 
-int xdev_node_converge(const struct xdev_node *n) {
+int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
         struct stat st;
         acl_t acl = NULL;
         mode_t mode;
         uid_t uid;
         int fd, r;
 
-        r = open_recorded(n, &fd, &st);
+        r = open_recorded(cache, n, &fd, &st);
         if (r < 0)
                 return r;
         r = target_of(n, &acl, &mode, &uid);
@@ -277,14 +317,14 @@ out:
         return r;
 }
 
-int xdev_node_check(const struct xdev_node *n) {
+int xdev_node_check(struct xdev_dircache *cache, const struct xdev_node *n) {
         struct stat st;
         acl_t acl = NULL;
         mode_t mode;
         uid_t uid;
         int fd, r;
 
-        r = open_recorded(n, &fd, &st);
+        r = open_recorded(cache, n, &fd, &st);
         if (r < 0)
                 return r;
         r = target_of(n, &acl, &mode, &uid);

@@ -8,12 +8,23 @@
 #include "conf.h"
 #include "state.h"
 
+/* The directory the last node was opened in, kept open between the nodes
+ * of one transaction so that /dev/input is walked once, not once per node.
+ * Start with XDEV_DIRCACHE_INIT; xdev_dircache_done() closes it. Every
+ * function below takes NULL for "no cache". */
+struct xdev_dircache {
+        int fd;
+        char path[256];
+};
+#define XDEV_DIRCACHE_INIT { .fd = -1 }
+void xdev_dircache_done(struct xdev_dircache *c);
+
 /* Opens PATH as O_PATH, walking each component with O_NOFOLLOW, and checks
  * that it is a character device with a single link and the major of CLASS
  * (VT minors 1..63, console 4:0). Returns 0 with *RET_FD and *RET_ST, -ENOENT,
  * -ENOTTY for a node that is not what CLASS says (a symlink, a regular file,
  * wrong major...), or another -errno. */
-int xdev_node_open(const char *path, enum xdev_class class, int *ret_fd, struct stat *ret_st);
+int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_class class, int *ret_fd, struct stat *ret_st);
 
 /* Records the identity and original owner/group/mode/ACL of the node behind
  * FD into N (which must have path and class set; N->acl gets a new string). */
@@ -25,7 +36,7 @@ int xdev_node_snapshot(int fd, const struct stat *st, struct xdev_node *n);
  * Returns 0, -ENOENT (gone), -ESTALE (a different node is there now; left
  * alone), or -errno from the change (the node is then put back to its
  * original as far as possible). */
-int xdev_node_converge(const struct xdev_node *n);
+int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n);
 
 /* 1 when the node already is as N says it should be, 0 when not, -errno. */
-int xdev_node_check(const struct xdev_node *n);
+int xdev_node_check(struct xdev_dircache *cache, const struct xdev_node *n);

@@ -251,6 +251,38 @@ START_TEST(test_symlinked_device_directory_is_not_followed) {
 }
 END_TEST
 
+/* A symlinked directory sorted right after a real one: the walk of the
+ * real one, kept for the next node, must not be reused for the other. */
+START_TEST(test_symlinked_sibling_directory_is_not_followed) {
+        h_fresh("devices = glob\nglob = input:/dev/input/event*\nglob = input:/dev/inputs/event*\n"
+                "glob = drm:/dev/dri/card*\nlogind = ignore\n",
+                "debug");
+        ck_assert_int_eq(mkdir(H_ROOT "/fake", 0755), 0);
+        ck_assert_int_eq(mknod(H_ROOT "/fake/event0", S_IFCHR | 0600, makedev(13, 64)), 0);
+        ck_assert_int_eq(symlink(H_ROOT "/fake", "/dev/inputs"), 0);
+        char *fake = h_node_describe(H_ROOT "/fake/event0");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert_str_eq(h_acl_of("/dev/input/event0", H_UID_ALICE), "rw");
+        ck_assert_str_eq(h_acl_of("/dev/input/event1", H_UID_ALICE), "rw");
+        char *now = h_node_describe(H_ROOT "/fake/event0");
+        ck_assert_str_eq(now, fake);
+        free(now);
+        char *log = h_log_take();
+        ck_assert_msg(strstr(log, "\"/dev/inputs/event0\" is not a device node of class input"),
+                      "the symlinked directory was not reported; the log was:\n%s", log);
+        free(log);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_str_eq(h_acl_of("/dev/input/event0", H_UID_ALICE), "");
+        now = h_node_describe(H_ROOT "/fake/event0");
+        ck_assert_str_eq(now, fake);
+        free(now);
+        free(fake);
+        ck_assert_int_eq(system("rm -rf " H_ROOT "/fake /dev/inputs"), 0);
+        n_cases++;
+}
+END_TEST
+
 /* Globs that try to leave /dev, or match everything in it. */
 START_TEST(test_globs_cannot_reach_outside_dev) {
         static const char *const confs[] = {
@@ -463,6 +495,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_planted_xdg_does_not_choose_the_vt);
         tcase_add_test(tc, test_impostor_nodes_are_not_touched);
         tcase_add_test(tc, test_symlinked_device_directory_is_not_followed);
+        tcase_add_test(tc, test_symlinked_sibling_directory_is_not_followed);
         tcase_add_test(tc, test_globs_cannot_reach_outside_dev);
         tcase_add_test(tc, test_hostile_config_files_grant_nothing);
         tcase_add_test(tc, test_planted_state_is_refused);

@@ -110,23 +110,23 @@ START_TEST(test_spoofed_and_odd_events_are_refused) {
         new_node("/dev/input/event5", 13, 69);
         assert_refused("/dev/input/event5", "/dev/input/event6", 13, 69, "input", "/dev/input/event5", "does not match");
         assert_refused("/dev/input/event5", "/dev/input/event5", 13, 70, "input", "/dev/input/event5", "not the 13:70");
-        assert_refused("/dev/input/event5", "/dev/input/event5", 226, 69, "drm", "/dev/input/event5", "is not a drm");
+        assert_refused("/dev/input/event5", "/dev/input/event5", 226, 69, "drm", "/dev/input/event5", "is not a device node of class drm");
         assert_refused("/dev/input/event5", "/dev/input/event5", 13, 69, "vt", "/dev/input/event5", "XDEVICES_CLASS");
         assert_refused("/dev/input/event5", "/dev/input/event5", 4, 69, "input", "/dev/input/event5", "major 4");
         ck_assert_int_eq(symlink("/etc/shadow", "/dev/input/event7"), 0);
-        assert_refused("/dev/input/event7", "/dev/input/event7", 13, 71, "input", "/etc/shadow", "not a input device node");
+        assert_refused("/dev/input/event7", "/dev/input/event7", 13, 71, "input", "/etc/shadow", "not a device node of class input");
         ck_assert_int_eq(symlink("/dev/input/event5", "/dev/input/event9"), 0);
-        assert_refused("/dev/input/event9", "/dev/input/event9", 13, 69, "input", "/dev/input/event5", "not a input device node");
+        assert_refused("/dev/input/event9", "/dev/input/event9", 13, 69, "input", "/dev/input/event5", "not a device node of class input");
         int fd = open("/dev/input/event8", O_CREAT | O_WRONLY, 0600);
         ck_assert_int_ge(fd, 0);
         close(fd);
-        assert_refused("/dev/input/event8", "/dev/input/event8", 13, 72, "input", "/dev/input/event8", "not a input device node");
+        assert_refused("/dev/input/event8", "/dev/input/event8", 13, 72, "input", "/dev/input/event8", "not a device node of class input");
         assert_refused("/etc/shadow", "/etc/shadow", 13, 72, "input", "/etc/shadow", "not a path under /dev");
         assert_refused("/dev/input/../../etc/shadow", "/dev/input/../../etc/shadow", 13, 72, "input", "/etc/shadow",
                        "not a path under /dev");
         /* a node with a second link (hardlink) is refused too */
         ck_assert_int_eq(link("/dev/input/event5", "/dev/input/event10"), 0);
-        assert_refused("/dev/input/event10", "/dev/input/event10", 13, 69, "input", "/dev/input/event5", "not a input device node");
+        assert_refused("/dev/input/event10", "/dev/input/event10", 13, 69, "input", "/dev/input/event5", "not a device node of class input");
         ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
 }
