@@ -507,19 +507,6 @@ int xdev_reset(struct xdev_ctx *ctx, bool force) {
         return r < 0 ? r : 0;
 }
 
-static void json_string(FILE *out, const char *s) {
-        fputc('"', out);
-        for (; *s; s++) {
-                if (*s == '"' || *s == '\\')
-                        fprintf(out, "\\%c", *s);
-                else if ((unsigned char) *s < 0x20)
-                        fprintf(out, "\\u%04x", (unsigned char) *s);
-                else
-                        fputc(*s, out);
-        }
-        fputc('"', out);
-}
-
 int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
         struct txn t;
         int r;
@@ -537,9 +524,9 @@ int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
                 for (size_t i = 0; i < t.state.n_sessions; i++) {
                         const struct xdev_session *s = &t.state.sessions[i];
                         fprintf(out, "%s{\"user\":", i ? "," : "");
-                        json_string(out, s->user);
+                        xdev_json_string(out, s->user);
                         fprintf(out, ",\"uid\":%u,\"service\":", (unsigned) s->uid);
-                        json_string(out, s->service);
+                        xdev_json_string(out, s->service);
                         fprintf(out, ",\"vt\":%u,\"leader\":%d,\"since\":%lld,\"alive\":%s}", s->vt, (int) s->pid,
                                 (long long) s->since, xdev_pid_is_alive(s->pid, s->start) ? "true" : "false");
                 }
@@ -547,12 +534,12 @@ int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
                 for (size_t i = 0; i < t.state.n_nodes; i++) {
                         const struct xdev_node *n = &t.state.nodes[i];
                         fprintf(out, "%s{\"path\":", i ? "," : "");
-                        json_string(out, n->path);
+                        xdev_json_string(out, n->path);
                         fprintf(out, ",\"class\":\"%s\",\"rdev\":\"%u:%u\",\"original\":{\"uid\":%u,\"gid\":%u,\"mode\":\"%04o\",\"acl\":",
                                 xdev_class_to_string(n->class), major(n->rdev), minor(n->rdev), (unsigned) n->uid,
                                 (unsigned) n->gid, (unsigned) (n->mode & 07777));
                         if (n->acl)
-                                json_string(out, n->acl);
+                                xdev_json_string(out, n->acl);
                         else
                                 fprintf(out, "null");
                         fprintf(out, "},\"grantee\":");
@@ -562,7 +549,7 @@ int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
                         else
                                 fprintf(out, "null}");
                 }
-                fprintf(out, "]}\n");
+                fprintf(out, "]");
         } else {
                 fprintf(out, "holder: ");
                 if (t.state.has_holder)
@@ -602,5 +589,13 @@ int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
                 }
         }
         txn_end(&t);
+        /* After the state lock is released: the scan takes it again. */
+        if (json)
+                fputs(",\"lingering\":", out);
+        r = xdev_linger_status(ctx, out, json);
+        if (r < 0)
+                return r;
+        if (json)
+                fputs("}\n", out);
         return ferror(out) ? -EIO : 0;
 }

@@ -55,7 +55,8 @@ int xdev_gc(struct xdev_ctx *ctx);
  * unreadable state file is removed instead of refused. */
 int xdev_reset(struct xdev_ctx *ctx, bool force);
 
-/* Prints sessions, holder and ledger as text or JSON. */
+/* Prints sessions, holder, ledger and the processes still holding shared
+ * nodes without a grant (the "lingering" list) as text or JSON. */
 int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json);
 
 void xdev_ctx_init(struct xdev_ctx *ctx);

@@ -93,6 +93,7 @@ struct sweep {
         struct victim victims[XDEV_LINGER_GRACEFUL_MAX];
         size_t n_victims;
         unsigned pass;
+        unsigned reported;      /* lines or JSON objects written to opts->report */
 };
 
 static int read_small(int dirfd, const char *path, char *buf, size_t size) {
@@ -479,14 +480,33 @@ static bool fd_is_revoked(int pidfd, int fd) {
         return revoked;
 }
 
+static void report_json(struct sweep *s, const struct proc *p, const char *path, int fd, pid_t tid, bool revoked) {
+        FILE *out = s->opts->report;
+        fprintf(out, "%s{\"pid\":%d,\"comm\":", s->reported++ ? "," : "", (int) p->pid);
+        xdev_json_string(out, p->comm); /* printable ASCII, see proc_comm */
+        fprintf(out, ",\"uid\":%u,\"path\":", (unsigned) p->ruid);
+        xdev_json_string(out, path);
+        if (tid)
+                fprintf(out, ",\"fd\":null,\"thread\":%d,\"revoked\":false}", (int) tid);
+        else
+                fprintf(out, ",\"fd\":%d,\"thread\":null,\"revoked\":%s}", fd, revoked ? "true" : "false");
+}
+
 static void proc_report(struct sweep *s, int pidfd, const struct proc *p) {
         for (size_t i = 0; i < p->n_fds; i++) {
                 const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
-                fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u fd %-4d %s%s\n", (int) p->pid, p->comm,
-                        (unsigned) p->ruid, p->fds[i], t->path,
-                        t->class == XDEV_CLASS_INPUT && fd_is_revoked(pidfd, p->fds[i]) ? " (revoked)" : "");
+                bool revoked = t->class == XDEV_CLASS_INPUT && fd_is_revoked(pidfd, p->fds[i]);
+                if (s->opts->report_json)
+                        report_json(s, p, t->path, p->fds[i], 0, revoked);
+                else
+                        fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u fd %-4d %s%s\n", (int) p->pid, p->comm,
+                                (unsigned) p->ruid, p->fds[i], t->path, revoked ? " (revoked)" : "");
         }
-        if (p->hidden_tid != 0)
+        if (p->hidden_tid == 0)
+                return;
+        if (s->opts->report_json)
+                report_json(s, p, s->targets[p->hidden_tgt].path, -1, p->hidden_tid, false);
+        else
                 fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u thread %d (own fd table) %s\n", (int) p->pid,
                         p->comm, (unsigned) p->ruid, (int) p->hidden_tid, s->targets[p->hidden_tgt].path);
 }
@@ -723,17 +743,19 @@ out:
         return r;
 }
 
-int xdev_linger_status(struct xdev_ctx *ctx, FILE *out) {
-        struct xdev_linger_opts opts = { .report_only = true, .report = out };
+int xdev_linger_status(struct xdev_ctx *ctx, FILE *out, bool json) {
+        struct xdev_linger_opts opts = { .report_only = true, .report = out, .report_json = json };
         struct xdev_linger_counts c = { 0 };
         int r;
 
-        fprintf(out, "lingering holders:\n");
+        fputs(json ? "[" : "lingering holders:\n", out);
         r = linger_locked(ctx, &opts, &c);
         if (r < 0)
                 return r;
-        if (c.holders == 0)
-                fprintf(out, "  none\n");
+        if (json)
+                fputs("]", out);
+        else if (c.holders == 0)
+                fputs("  none\n", out);
         return ferror(out) ? -EIO : 0;
 }
 

@@ -29,6 +29,7 @@ struct xdev_linger_opts {
         enum xdev_linger policy;
         unsigned grace_ms;      /* SIGTERM .. SIGKILL */
         bool report_only;       /* list holders on REPORT, change nothing */
+        bool report_json;       /* ... as the elements of a JSON array */
         FILE *report;
         bool has_keep;          /* processes of KEEP_UID hold legitimately */
         uid_t keep_uid;
@@ -77,7 +78,7 @@ struct xdev_ctx;
 
 /* xdevices status: lists lingering holders of every shared node (processes
  * neither root's nor the holder's) on OUT, under the state lock. */
-int xdev_linger_status(struct xdev_ctx *ctx, FILE *out);
+int xdev_linger_status(struct xdev_ctx *ctx, FILE *out, bool json);
 
 /* xdevices revoke: applies the configured policy to the lingering holders
  * of uid UID, or of everyone but root and the holder with ALL. Returns the

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -39,6 +40,10 @@ bool xdev_name_is_valid(const char *s, size_t max);
 
 /* Paths we act on: absolute, under /dev/, a closed charset, no . or .. parts. */
 bool xdev_path_is_valid(const char *path);
+
+/* Writes S to OUT as a JSON string: quotes, backslashes and control
+ * characters escaped. */
+void xdev_json_string(FILE *out, const char *s);
 
 /* Fault points for crash-consistency tests; compiled out of release builds. */
 /* XDEV_FAULT=NAME:ACTION[@N] acts at the Nth (default first) time NAME is

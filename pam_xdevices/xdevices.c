@@ -204,8 +204,6 @@ int main(int argc, char **argv) {
 
         if (strcmp(cmd, "status") == 0 && optind == argc) {
                 ret = xdev_status(&ctx, stdout, json) < 0 ? EXIT_FAILED : EXIT_OK;
-                if (ret == EXIT_OK && !json && xdev_linger_status(&ctx, stdout) < 0)
-                        ret = EXIT_FAILED;
         } else if (strcmp(cmd, "revoke") == 0 && (all ? optind == argc : optind + 1 == argc))
                 ret = cmd_revoke(&ctx, all ? NULL : argv[optind]);
         else if ((strcmp(cmd, "apply") == 0 || strcmp(cmd, "forget") == 0) && optind + 1 == argc)

@@ -441,6 +441,18 @@ START_TEST(test_helper_status_and_revoke) {
         snprintf(want, sizeof want, "pid %-7d", (int) hb.pid);
         ck_assert_msg(!strstr(out, want), "the holder's own process is listed: %s", out);
         free(out);
+        const char *sj[] = { helper(), "--conf=" H_CONF, "status", "--json", NULL };
+        char json[128];
+        ck_assert_int_eq(h_run_helper(sj, env, &out), 0);
+        ck_assert_msg(out[0] == '{' && strstr(out, "}],\"lingering\":[{") && strcmp(out + strlen(out) - 3, "]}\n") == 0,
+                      "status --json: %s", out);
+        snprintf(json, sizeof json, "{\"pid\":%d,\"comm\":\"test-linger\",\"uid\":%u,\"path\":\"/dev/tty0\",\"fd\":",
+                 (int) ha.pid, (unsigned) H_UID_ALICE);
+        ck_assert_msg(strstr(out, json), "status --json lacks %s: %s", json, out);
+        ck_assert_msg(strstr(out, "\"thread\":null,\"revoked\":false}"), "status --json: %s", out);
+        snprintf(json, sizeof json, "{\"pid\":%d,", (int) hb.pid);
+        ck_assert_msg(!strstr(out, json), "the holder's own process is listed: %s", out);
+        free(out);
         const char *rb[] = { helper(), "--conf=" H_CONF, "revoke", "xdbob", NULL };
         ck_assert_int_eq(h_run_helper(rb, env, NULL), 0);
         ck_assert(holder_alive(&hb));
