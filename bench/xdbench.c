@@ -633,38 +633,6 @@ static void measure_helper(struct row *row, int runs) {
         }
 }
 
-/* Test programs share the machine's VTs and take a lock for it. A stuck
- * test (one blocked on its dead parent's syslog socket, say) can hold it
- * forever: wait a while, then go on without it. The harness's own lock is
- * then taken on a private /tmp, and its free-VT probe still keeps us off
- * VTs in use. */
-static int take_test_lock(void) {
-        int fd = open("/tmp/.pam_xdevices-tests.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        const char *w = getenv("XDBENCH_LOCK_WAIT");
-        int waited = 0, max_wait = w ? atoi(w) : 90;
-
-        if (fd < 0)
-                die("test lock");
-        while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-                if (errno != EWOULDBLOCK)
-                        die("flock");
-                if (waited == 0)
-                        fprintf(stderr, "xdbench: waiting for the test lock (another test is running) ...\n");
-                if (++waited > max_wait) {
-                        fprintf(stderr, "xdbench: the test lock is still held after %d s (see /proc/locks); "
-                                        "going on without it\n", max_wait);
-                        break;
-                }
-                sleep(1);
-        }
-        /* fd stays open: the lock is ours until we exit. The harness takes
-         * the same lock through a second open file, which would wait for
-         * us forever: it gets a private /tmp, hence a lock of its own. */
-        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-            mount("xdbench", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-                die("private /tmp");
-        return waited;
-}
 
 static void print_machine(void) {
         FILE *f = fopen("/proc/cpuinfo", "re");
@@ -855,9 +823,12 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "xdbench: not root: skipping\n");
                 return 77;
         }
-        lock_wait = take_test_lock();
-        t_start = now_ns();
+        /* The test lock: wait for a running test, but not forever (a stuck
+         * one would block the benchmark); see h_init(). */
+        (void) setenv("H_LOCK_WAIT", getenv("XDBENCH_LOCK_WAIT") ? getenv("XDBENCH_LOCK_WAIT") : "90", 1);
         h_init();
+        lock_wait = h_lock_waited;
+        t_start = now_ns();
         char vt_s[16];
         (void) snprintf(vt_s, sizeof vt_s, "%d", h_vt);
         (void) setenv("XDBENCH_VT", vt_s, 1);

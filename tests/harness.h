@@ -30,6 +30,7 @@ extern const size_t h_n_shared_nodes;
 #define H_N_VTS 4
 int h_init(void);
 extern int h_vt;  /* first test VT */
+extern int h_lock_waited; /* seconds h_init waited for the test lock (H_LOCK_WAIT) */
 
 /* Recreates /dev nodes, empties /run/xdevices, writes CONF (NULL: the
  * default test config) and the PAM service file with module ARGS. */
