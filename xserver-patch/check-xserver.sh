@@ -160,7 +160,7 @@ run() {
     timeout -k 5 60 $as setsid -w sh -c '
         echo $$ > "$1/pid"; d=$1 tty=$2; shift 2
         exec < "$tty"
-        exec strace -f -o "$d/trace" -e trace=openat,open,ioctl,ioperm,iopl "$@"
+        exec strace -f -o "$d/trace" -e trace=openat,open,ioctl,ioperm,iopl,prctl,capset "$@"
     ' sh "$d" "/dev/tty$VT" "$xorg" ":$display" -config "$WORK/xorg.conf" \
         -logfile "$d/log" -nolisten tcp "$@" > "$d/out" 2>&1
     echo $? > "$d/rc"
@@ -226,10 +226,19 @@ check patched-root-nohwaccess-no-io-ports \
            ! grep -qE '^[0-9]+ +(ioperm|iopl)\\(' '$r/trace' &&
            grep -qF 'no screens found' '$r/log'"
 
+check patched-root-nohwaccess-drops-rawio \
+    "no \"(II) -nohwaccess: CAP_SYS_RAWIO dropped\", or the trace lacks prctl(PR_CAPBSET_DROP, CAP_SYS_RAWIO) = 0 and a capset() = 0 without CAP_SYS_RAWIO" \
+    sh -c "grep -qF '(II) -nohwaccess: CAP_SYS_RAWIO dropped' '$r/log' &&
+           grep -qE '^[0-9]+ +prctl\\(PR_CAPBSET_DROP, CAP_SYS_RAWIO\\) += 0\$' '$r/trace' &&
+           grep -E '^[0-9]+ +capset\\(.*\\) += 0\$' '$r/trace' | grep -v CAP_SYS_RAWIO | grep -q CAP_SYS_ADMIN"
+
 run stock-root "root" "$STOCK" 75 "vt$VT"
 r=$WORK/stock-root
 # Whether ioperm() then succeeds depends on the kernel (ENOSYS without
 # CONFIG_X86_IOPL_IOPERM); that the stock server calls it is what matters.
+check stock-root-keeps-rawio \
+    "the stock root server dropped CAP_SYS_RAWIO too: the check above would prove nothing" \
+    sh -c "! grep -qE 'PR_CAPBSET_DROP|capset\\(' '$r/trace'"
 check stock-root-tries-io-ports \
     "stock root trace lacks ioperm(0, 0x400, 1): the -nohwaccess check above would prove nothing" \
     grep -qE '^[0-9]+ +ioperm\(0, (0x400|1024), 1\)' "$r/trace"
