@@ -29,6 +29,7 @@ NAMES = {
     "s5": "two-users",
     "s6": "killed-login",
     "s7": "lingering-fds",
+    "s8": "late-gpu",
     "l1": "lingering-handover",
     "l2": "lingering-kill",
     "l3": "lingering-warn",
@@ -151,7 +152,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--image", required=True, help="directory from build-image.sh")
     ap.add_argument("--out", required=True, help="where PNGs and logs go")
-    ap.add_argument("--scenarios", default="s1,s4,s5,s6,s7,l1,l2,l3,s3,s2,l4")
+    ap.add_argument("--scenarios", default="s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,l4")
     ap.add_argument("--timeout", type=int, default=900, help="whole run, seconds")
     ap.add_argument("--boot-timeout", type=int, default=240)
     ap.add_argument("--scenario-timeout", type=int, default=300)
