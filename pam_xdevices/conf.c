@@ -394,20 +394,13 @@ static int read_trusted(int dirfd, const char *name, const char *where, char **r
                 r = -EFBIG;
                 goto out;
         }
-        buf = malloc((size_t) st.st_size + 1);
-        if (!buf) {
-                r = -ENOMEM;
+        r = xdev_read_file(fd, (size_t) st.st_size, "conf-read", &buf);
+        if (r < 0) {
+                xdev_log(log, LOG_ERR, "cannot read config \"%s\": %s", where,
+                         r == -ESTALE ? "it changed while being read" : strerror(-r));
                 goto out;
         }
-        while (len < (size_t) st.st_size) {
-                ssize_t n = read(fd, buf + len, (size_t) st.st_size - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = '\0';
+        len = (size_t) st.st_size;
         *ret = buf;
         *ret_len = len;
         buf = NULL;

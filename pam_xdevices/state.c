@@ -535,23 +535,10 @@ int xdev_store_load(struct xdev_store *store, struct xdev_state *state, unsigned
                 r = -EFBIG;
                 goto out;
         }
-        buf = malloc((size_t) st.st_size + 1);
-        if (!buf) {
-                r = -ENOMEM;
+        r = xdev_read_file(fd, (size_t) st.st_size, "state-read", &buf);
+        if (r < 0)
                 goto out;
-        }
-        while (len < (size_t) st.st_size) {
-                ssize_t n = read(fd, buf + len, (size_t) st.st_size - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        r = -errno;
-                        goto out;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
+        len = (size_t) st.st_size;
         r = xdev_state_parse(state, buf, len, ret_line);
         if (r < 0)
                 r = -EBADMSG;

@@ -149,6 +149,43 @@ bool xdev_path_is_valid(const char *path) {
         return path[n - 1] != '/';
 }
 
+int xdev_read_file(int fd, size_t size, const char *fault, char **ret) {
+        size_t len = 0;
+        char *buf;
+        int r;
+
+        buf = malloc(size + 2); /* one byte more to see growth, and the NUL */
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n = read(fd, buf + len, size + 1 - len);
+                r = xdev_fault_point(fault);
+                if (r < 0)
+                        goto fail;
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        r = -errno;
+                        goto fail;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len > size)
+                        break;
+        }
+        if (len != size) {
+                r = -ESTALE;
+                goto fail;
+        }
+        buf[len] = '\0';
+        *ret = buf;
+        return 0;
+fail:
+        free(buf);
+        return r;
+}
+
 void xdev_json_string(FILE *out, const char *s) {
         fputc('"', out);
         for (; *s; s++) {

@@ -41,6 +41,12 @@ bool xdev_name_is_valid(const char *s, size_t max);
 /* Paths we act on: absolute, under /dev/, a closed charset, no . or .. parts. */
 bool xdev_path_is_valid(const char *path);
 
+/* Reads a regular file of SIZE bytes (from fstat) through FD into a new
+ * NUL-terminated buffer. A file that is not exactly SIZE bytes long when
+ * read (it changed meanwhile) gives -ESTALE, a read error -errno: never a
+ * short read taken for the whole file. FAULT names a test fault point. */
+int xdev_read_file(int fd, size_t size, const char *fault, char **ret);
+
 /* Writes S to OUT as a JSON string: quotes, backslashes and control
  * characters escaped. */
 void xdev_json_string(FILE *out, const char *s);

@@ -5,12 +5,15 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "conf.h"
+#include "util.h"
 
 static char logbuf[4096];
 
@@ -175,6 +178,39 @@ START_TEST(test_too_many_globs) {
 }
 END_TEST
 
+/* The one reader of config and state files: a file that is not the size
+ * fstat said when it is read is refused, never parsed in part. */
+START_TEST(test_read_file_refuses_a_file_that_changed) {
+        char path[] = "/tmp/xdev-test-read.XXXXXX", *buf = NULL;
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(write(fd, "mode = acl\n", 11), 11);
+        ck_assert_int_eq(xdev_read_file(fd, 11, "none", &buf), -ESTALE); /* at EOF: 0 bytes */
+        ck_assert_ptr_null(buf);
+        ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+        ck_assert_int_eq(xdev_read_file(fd, 11, "none", &buf), 0);
+        ck_assert_str_eq(buf, "mode = acl\n");
+        free(buf);
+        buf = NULL;
+        ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0); /* grew: 11 said, 11 + more there */
+        ck_assert_int_eq(xdev_read_file(fd, 5, "none", &buf), -ESTALE);
+        ck_assert_ptr_null(buf);
+        ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0); /* shrank: 20 said, 11 there */
+        ck_assert_int_eq(xdev_read_file(fd, 20, "none", &buf), -ESTALE);
+        ck_assert_ptr_null(buf);
+        ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+        ck_assert_int_eq(xdev_read_file(fd, 0, "none", &buf), -ESTALE);
+        (void) close(fd);
+        fd = open("/dev/null", O_RDONLY | O_CLOEXEC); /* empty and 0 said: an empty string */
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(xdev_read_file(fd, 0, "none", &buf), 0);
+        ck_assert_str_eq(buf, "");
+        free(buf);
+        (void) close(fd);
+}
+END_TEST
+
 START_TEST(test_module_args) {
         struct xdev_config c;
         const char *conf = NULL;
@@ -208,6 +244,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_unknown_key_logged_not_fatal);
         tcase_add_test(tc, test_too_many_globs);
         tcase_add_test(tc, test_module_args);
+        tcase_add_test(tc, test_read_file_refuses_a_file_that_changed);
         suite_add_tcase(s, tc);
         return s;
 }

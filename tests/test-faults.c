@@ -121,6 +121,44 @@ START_TEST(test_eio_on_state_write_grants_nothing) {
 }
 END_TEST
 
+/* A read error is never taken for a short file: a config or ledger that
+ * cannot be read whole grants nothing, and says why. */
+START_TEST(test_eio_reading_config_or_state_grants_nothing) {
+        static const struct {
+                const char *fault, *logged;
+        } cases[] = {
+                { "conf-read:EIO", "cannot read config" },
+                { "state-read:EIO", "cannot read state file" },
+        };
+        struct h_snap before;
+        h_snap_take(&before);
+        /* a ledger to read: bob's session, on another VT, stays open */
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        struct h_snap during;
+        h_snap_take(&during);
+        free(h_log_take());
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                setenv("XDEV_FAULT", cases[i].fault, 1);
+                struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+                unsetenv("XDEV_FAULT");
+                ck_assert_msg(a->open_ret == PAM_SESSION_ERR, "%s: open returned %d", cases[i].fault, a->open_ret);
+                h_snap_assert_equal(&during, cases[i].fault);
+                ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+                h_snap_assert_equal(&during, cases[i].fault);
+                char *log = h_log_take();
+                assert_logged(log, cases[i].logged, cases[i].fault);
+                assert_logged(log, "Input/output error", cases[i].fault);
+                free(log);
+        }
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        h_snap_assert_equal(&before, "after bob's logout");
+        assert_later_session_works(&before, "after read errors");
+        h_snap_free(&during);
+        h_snap_free(&before);
+}
+END_TEST
+
 START_TEST(test_eio_on_pruning_save_is_repaired) {
         struct h_snap before;
         h_snap_take(&before);
@@ -390,6 +428,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_enospc_at_logout_keeps_ledger_until_gc);
         tcase_add_test(tc, test_eio_on_state_write_grants_nothing);
         tcase_add_test(tc, test_eio_on_pruning_save_is_repaired);
+        tcase_add_test(tc, test_eio_reading_config_or_state_grants_nothing);
         tcase_add_loop_test(tc, test_acl_error_undoes_the_whole_login, 0,
                             (int) (sizeof acl_faults / sizeof acl_faults[0]));
         tcase_add_test(tc, test_acl_error_for_second_login_keeps_first);
