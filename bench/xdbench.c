@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -42,6 +43,7 @@ extern char **environ;
 static char self_exe[4096];
 static const char *helper_path;
 static bool quick;
+static long last_maxrss_kib; /* ru_maxrss of the last child run_on_vt or spawn_wait waited for */
 
 /* Markers the strace parser looks for: every syscall between them was made
  * inside the measured calls. */
@@ -263,8 +265,10 @@ static char *run_on_vt(char *const argv[]) {
         }
         buf[len] = '\0';
         (void) close(out[0]);
-        if (waitpid(pid, &status, 0) < 0)
-                die("waitpid");
+        struct rusage ru;
+        if (wait4(pid, &status, 0, &ru) < 0)
+                die("wait4");
+        last_maxrss_kib = ru.ru_maxrss;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 fprintf(stderr, "xdbench: %s %s failed (status %d)\n", argv[0], argv[1], status);
                 exit(99);
@@ -284,8 +288,10 @@ static int spawn_wait(char *const argv[], char *const env[]) {
         if (posix_spawn(&pid, argv[0], &fa, NULL, argv, env ? env : environ) != 0)
                 die("posix_spawn");
         (void) posix_spawn_file_actions_destroy(&fa);
-        if (waitpid(pid, &status, 0) < 0)
-                die("waitpid");
+        struct rusage ru;
+        if (wait4(pid, &status, 0, &ru) < 0)
+                die("wait4");
+        last_maxrss_kib = ru.ru_maxrss;
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -444,12 +450,34 @@ static uint64_t callgrind_fn(const char *file, const char *name, bool inclusive)
         return inclusive ? best : sum;
 }
 
+/* Peak of mem_heap_B + mem_heap_extra_B over the snapshots of a massif
+ * out file: the most heap the process ever had, allocator overhead
+ * included. */
+static uint64_t massif_peak(const char *file) {
+        FILE *f = fopen(file, "re");
+        char line[256];
+        uint64_t heap = 0, peak = 0, v;
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof line, f)) {
+                if (sscanf(line, "mem_heap_B=%" SCNu64, &v) == 1)
+                        heap = v;
+                else if (sscanf(line, "mem_heap_extra_B=%" SCNu64, &v) == 1 && heap + v > peak)
+                        peak = heap + v;
+        }
+        (void) fclose(f);
+        return peak;
+}
+
 struct row {
         unsigned n;
         struct stats pam, pam_open, pam_close, floor, base, helper;
         long pam_sys, floor_sys, base_sys, helper_sys;
         uint64_t pam_ir, floor_ir, helper_ir, pam_strcmp_ir, pam_list_add_ir, pam_find_node_ir;
         long forks, execs, pids;
+        uint64_t pam_heap;      /* bytes, massif peak of one --pam process */
+        long pam_rss, helper_rss; /* KiB, ru_maxrss */
 };
 
 static void measure_pam(struct row *row, int runs) {
@@ -464,6 +492,7 @@ static void measure_pam(struct row *row, int runs) {
         fresh(row->n);
         free(run_on_vt((char *[]) { self_exe, "--pam", n_s, "1", "1", NULL }));
         out = run_on_vt((char *[]) { self_exe, "--pam", n_s, r_s, "1", NULL });
+        row->pam_rss = last_maxrss_kib;
         got = parse_pairs(out, sum, o, c);
         free(out);
         if (got != runs) {
@@ -502,6 +531,12 @@ static void measure_pam(struct row *row, int runs) {
                 (void) system(cmd);
         }
         (void) unlink(cg);
+
+        /* memory: the heap at its peak, whole process (libpam, the module) */
+        free(run_on_vt((char *[]) { "valgrind", "--tool=massif", "-q", "--massif-out-file=" H_ROOT "/massif.pam",
+                                    "--log-file=/dev/null", self_exe, "--pam", n_s, "1", "0", NULL }));
+        row->pam_heap = massif_peak(H_ROOT "/massif.pam");
+        (void) unlink(H_ROOT "/massif.pam");
 }
 
 static void measure_floor(struct row *row, int runs) {
@@ -610,6 +645,8 @@ static void measure_helper(struct row *row, int runs) {
                         uint64_t t0 = now_ns();
                         int r = spawn_wait(argv, env);
                         v[i] = now_ns() - t0;
+                        if (last_maxrss_kib > row->helper_rss)
+                                row->helper_rss = last_maxrss_kib;
                         if (r != 0) {
                                 fprintf(stderr, "xdbench: helper apply %s: exit %d\n", p, r);
                                 exit(99);
@@ -704,6 +741,9 @@ static double f_helper_us(const struct row *r) {
 static double f_helper_ir(const struct row *r) {
         return (double) r->helper_ir;
 }
+static double f_pam_heap(const struct row *r) {
+        return (double) r->pam_heap;
+}
 
 /* Returns false when a fork or exec was seen inside the PAM calls. */
 static bool print_table(const struct row *rows, size_t n_rows) {
@@ -740,6 +780,9 @@ static bool print_table(const struct row *rows, size_t n_rows) {
         ROW("… in list_add (device list dedup) / xdev_state_find_node (ledger lookup), inclusive", "%.0f%% / %.0f%%",
             100.0 * ratio((double) r->pam_list_add_ir, (double) r->pam_ir),
             100.0 * ratio((double) r->pam_find_node_ir, (double) r->pam_ir));
+        ROW("pam peak heap (massif, whole process): KiB / bytes per added node", "%.0f / %.0f",
+            (double) r->pam_heap / 1024, marginal(rows, i, f_pam_heap));
+        ROW("pam max RSS (whole process, with libpam and libc), MiB", "%.1f", r->pam_rss / 1024.0);
         ROW("fork / exec inside the PAM calls", "%s", r->forks || r->execs || r->pids ? "**FAIL**" : "none");
         ROW("**floor** grant+restore, ms min / med / max", "%.2f / %.2f / %.2f", r->floor.min, r->floor.med,
             r->floor.max);
@@ -756,6 +799,7 @@ static bool print_table(const struct row *rows, size_t n_rows) {
         ROW("**helper** `apply` (spawn to exit), ms min / med / max", "%.2f / %.2f / %.2f", r->helper.min,
             r->helper.med, r->helper.max);
         ROW("helper syscalls / instructions", "%ld / %.2fM", r->helper_sys, r->helper_ir / 1e6);
+        ROW("helper max RSS, MiB", "%.1f", r->helper_rss / 1024.0);
         ROW("helper µs / instructions per node already held (Δ)", "%.1f / %.0fk", i ? marginal(rows, i, f_helper_us) : 0.0,
             i ? marginal(rows, i, f_helper_ir) / 1e3 : 0.0);
 #undef ROW
