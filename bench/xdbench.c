@@ -17,11 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/acl.h>
-#include <sched.h>
-#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -230,6 +227,17 @@ static int child_floor(unsigned n, int runs) {
 
 /* ---- the driver ---- */
 
+/* Waits for PID; notes its peak RSS in last_maxrss_kib. */
+static int wait_child(pid_t pid) {
+        struct rusage ru;
+        int status;
+
+        if (wait4(pid, &status, 0, &ru) < 0)
+                die("wait4");
+        last_maxrss_kib = ru.ru_maxrss;
+        return status;
+}
+
 /* Runs ARGV in a child that has the first test VT as controlling tty (as a
  * login's process has); its stdout is returned (malloc'd). */
 static char *run_on_vt(char *const argv[]) {
@@ -265,10 +273,7 @@ static char *run_on_vt(char *const argv[]) {
         }
         buf[len] = '\0';
         (void) close(out[0]);
-        struct rusage ru;
-        if (wait4(pid, &status, 0, &ru) < 0)
-                die("wait4");
-        last_maxrss_kib = ru.ru_maxrss;
+        status = wait_child(pid);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 fprintf(stderr, "xdbench: %s %s failed (status %d)\n", argv[0], argv[1], status);
                 exit(99);
@@ -288,10 +293,7 @@ static int spawn_wait(char *const argv[], char *const env[]) {
         if (posix_spawn(&pid, argv[0], &fa, NULL, argv, env ? env : environ) != 0)
                 die("posix_spawn");
         (void) posix_spawn_file_actions_destroy(&fa);
-        struct rusage ru;
-        if (wait4(pid, &status, 0, &ru) < 0)
-                die("wait4");
-        last_maxrss_kib = ru.ru_maxrss;
+        status = wait_child(pid);
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -829,7 +831,6 @@ int main(int argc, char **argv) {
         struct row rows[4] = { 0 };
         size_t n_rows = 0;
         uint64_t t_start;
-        int lock_wait;
 
         if (argc >= 4 && strcmp(argv[1], "--pam") == 0) {
                 h_vt = 0;
@@ -871,7 +872,6 @@ int main(int argc, char **argv) {
          * one would block the benchmark); see h_init(). */
         (void) setenv("H_LOCK_WAIT", getenv("XDBENCH_LOCK_WAIT") ? getenv("XDBENCH_LOCK_WAIT") : "90", 1);
         h_init();
-        lock_wait = h_lock_waited;
         t_start = now_ns();
         char vt_s[16];
         (void) snprintf(vt_s, sizeof vt_s, "%d", h_vt);
@@ -896,8 +896,8 @@ int main(int argc, char **argv) {
                "instructions: callgrind (--toggle-collect on the measured function; helper: whole process).\n",
                "devices=glob");
         printf("\nBench time: %.0f s", (now_ns() - t_start) / 1e9);
-        if (lock_wait > 0)
-                printf(" (plus %d s waiting for the test lock)", lock_wait);
+        if (h_lock_waited > 0)
+                printf(" (plus %d s waiting for the test lock)", h_lock_waited);
         printf("\n");
         return clean ? 0 : 1;
 }

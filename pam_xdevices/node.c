@@ -26,10 +26,11 @@
 #include "tty.h"
 
 void xdev_dircache_done(struct xdev_dircache *c) {
-        if (c && c->fd >= 0)
+        if (!c)
+                return;
+        if (c->fd >= 0)
                 (void) close(c->fd);
-        if (c)
-                *c = (struct xdev_dircache) XDEV_DIRCACHE_INIT;
+        *c = (struct xdev_dircache) XDEV_DIRCACHE_INIT;
 }
 
 /* Opens the directory DIR (LEN bytes, absolute, ending in '/') one
@@ -310,34 +311,6 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
                 if (target_of(&orig, &oacl, &omode, &ouid) == 0 && fstat(fd, &st) == 0)
                         (void) apply_target(fd, &st, ouid, orig.gid, oacl, omode);
                 (void) acl_free(oacl);
-        }
-out:
-        (void) acl_free(acl);
-        (void) close(fd);
-        return r;
-}
-
-int xdev_node_check(struct xdev_dircache *cache, const struct xdev_node *n) {
-        struct stat st;
-        acl_t acl = NULL;
-        mode_t mode;
-        uid_t uid;
-        int fd, r;
-
-        r = open_recorded(cache, n, &fd, &st);
-        if (r < 0)
-                return r;
-        r = target_of(n, &acl, &mode, &uid);
-        if (r < 0)
-                goto out;
-        r = st.st_uid == uid && st.st_gid == n->gid && (st.st_mode & 07777) == mode;
-        if (r && acl) {
-                char p[32];
-                fd_path(fd, p);
-                acl_t cur = acl_get_file(p, ACL_TYPE_ACCESS);
-                r = cur && acl_cmp(cur, acl) == 0;
-                if (cur)
-                        (void) acl_free(cur);
         }
 out:
         (void) acl_free(acl);

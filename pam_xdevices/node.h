@@ -37,6 +37,3 @@ int xdev_node_snapshot(int fd, const struct stat *st, struct xdev_node *n);
  * alone), or -errno from the change (the node is then put back to its
  * original as far as possible). */
 int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n);
-
-/* 1 when the node already is as N says it should be, 0 when not, -errno. */
-int xdev_node_check(struct xdev_dircache *cache, const struct xdev_node *n);
