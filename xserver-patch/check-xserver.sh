@@ -90,6 +90,11 @@ fi
 
 WORK=$(mktemp -d /tmp/check-xserver.XXXXXX)
 chmod 755 "$WORK"
+# The test user must be able to run the patched server wherever the build
+# tree is (under a 0700 directory, say): run a copy from $WORK.
+cp "$PATCHED" "$WORK/Xorg-patched"
+chmod 755 "$WORK/Xorg-patched"
+PATCHED=$WORK/Xorg-patched
 ACTIVE0=$(fgconsole)
 SERVER_PIDS=
 
