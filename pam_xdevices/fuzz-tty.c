@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_uint(copy);
         check_name(copy);
         check_path(copy);
-        /* "user\0ruser\0rhost": the §3.3 decision on PAM items */
+        /* "user\0ruser\0rhost": the doc/DESIGN.md §3.3 decision on PAM items */
         while (pos <= size && n < 3) {
                 part[n++] = copy + pos;
                 pos += strlen(copy + pos) + 1;

@@ -79,7 +79,7 @@ int xdev_state_add_node(struct xdev_state *state, const struct xdev_node *n);
 ssize_t xdev_state_find_node(const struct xdev_state *state, const char *path);
 void xdev_state_remove_node(struct xdev_state *state, size_t index);
 
-/* DESIGN §3.4: keeps the holder while it has a live session; otherwise the
+/* doc/DESIGN.md §3.4: keeps the holder while it has a live session; otherwise the
  * owner of the session on ACTIVE_VT becomes holder, else nobody. */
 void xdev_state_elect(struct xdev_state *state, int active_vt);
 

@@ -17,6 +17,6 @@ int xdev_tty_is_controlling(unsigned vt);
 /* The VT in the foreground (from /sys/class/tty/tty0/active), or -errno. */
 int xdev_vt_active(void);
 
-/* The login decision of DESIGN §3.3 on PAM items alone (no syscalls):
+/* The login decision of doc/DESIGN.md §3.3 on PAM items alone (no syscalls):
  * RHOST empty, RUSER empty or equal to USER. */
 bool xdev_login_items_are_local(const char *user, const char *ruser, const char *rhost);

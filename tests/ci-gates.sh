@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# CI gates (issue 7): gcc and clang -Werror builds in their own build trees,
+# CI gates: gcc and clang -Werror builds in their own build trees,
 # cppcheck clean, no whitespace errors, make distcheck. Prints each gate's
 # time and ends with "N passed, N failed". Run from anywhere in the tree.
 # Debian: apt-get install gcc clang cppcheck (plus the build dependencies).
