@@ -48,8 +48,8 @@ build_with() {
 cppcheck_clean() {
         cd "$top" && cppcheck --quiet --error-exitcode=1 --inline-suppr --std=c11 \
                 --enable=warning,portability,performance --suppress=missingIncludeSystem \
-                --suppress=unknownMacro -D__GNUC__ -DXDEV_FAULT_POINTS -I pam_xdevices -I tests \
-                pam_xdevices/*.c tests/*.c
+                --suppress=unknownMacro -D__GNUC__ -DXDEV_FAULT_POINTS -I pam_xdevices -I tests -I tests/fuzz \
+                pam_xdevices/*.c tests/*.c tests/fuzz/*.c
 }
 
 # Whitespace errors (trailing blanks, space before tab, blank lines at EOF)

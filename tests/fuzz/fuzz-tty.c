@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "conf.h"
+#include "fuzz.h"
 #include "tty.h"
 #include "util.h"
 
@@ -59,7 +60,6 @@ static void check_path(const char *s) {
         assert(strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-+:/") == n);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *part[3] = { NULL, NULL, NULL };
         char *copy;
