@@ -21,7 +21,8 @@ int xdev_tty_is_controlling(unsigned vt);
 int xdev_tty_leads_session(unsigned vt);
 
 /* A recorded session's leader still counts: the same process (pid and start
- * time), not a zombie, and VT N still its controlling tty. */
+ * time), not a zombie, and VT N still its controlling tty, or (util-linux
+ * login) no controlling tty and a child leading the session of VT N. */
 bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt);
 
 /* The VT in the foreground (from /sys/class/tty/tty0/active), or -errno. */
