@@ -645,22 +645,6 @@ out:
         return r;
 }
 
-static int linger_status(struct xdev_ctx *ctx, FILE *out, bool json) {
-        struct xdev_linger_opts opts = { .report_only = true, .report = out, .report_json = json };
-        struct xdev_linger_counts c = { 0 };
-        int r;
-
-        fputs(json ? "[" : "lingering holders:\n", out);
-        r = linger_locked(ctx, &opts, &c);
-        if (r < 0)
-                return r;
-        if (json)
-                fputs("]", out);
-        else if (c.holders == 0)
-                fputs("  none\n", out);
-        return ferror(out) ? -EIO : 0;
-}
-
 int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
         struct xdev_linger_opts opts = {
                 .policy = ctx->config.lingering,
@@ -680,108 +664,42 @@ int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
         return (int) c.holders;
 }
 
-int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
+int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
+        struct xdev_linger_opts opts = { .report_only = true };
+        struct xdev_linger_counts c = { 0 };
         struct txn t;
         int r;
 
+        *ret = (struct xdev_status) { 0 };
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
-        if (json) {
-                fprintf(out, "{\"holder\":");
-                if (t.state.has_holder)
-                        fprintf(out, "%u", (unsigned) t.state.holder);
-                else
-                        fprintf(out, "null");
-                fprintf(out, ",\"active_vt\":%d,\"follow\":%s,\"daemon\":", t.active_vt,
-                        t.state.follow ? "true" : "false");
-                if (t.state.follow)
-                        fprintf(out, "%d,\"daemon_alive\":%s", (int) t.state.follow_pid,
-                                xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start) ? "true" : "false");
-                else
-                        fprintf(out, "null,\"daemon_alive\":false");
-                fprintf(out, ",\"sessions\":[");
-                for (size_t i = 0; i < t.state.n_sessions; i++) {
-                        const struct xdev_session *s = &t.state.sessions[i];
-                        fprintf(out, "%s{\"user\":", i ? "," : "");
-                        xdev_json_string(out, s->user);
-                        fprintf(out, ",\"uid\":%u,\"service\":", (unsigned) s->uid);
-                        xdev_json_string(out, s->service);
-                        fprintf(out, ",\"vt\":%u,\"leader\":%d,\"since\":%lld,\"alive\":%s}", s->vt, (int) s->pid,
-                                (long long) s->since, xdev_pid_is_alive(s->pid, s->start) ? "true" : "false");
-                }
-                fprintf(out, "],\"nodes\":[");
-                for (size_t i = 0; i < t.state.n_nodes; i++) {
-                        const struct xdev_node *n = &t.state.nodes[i];
-                        fprintf(out, "%s{\"path\":", i ? "," : "");
-                        xdev_json_string(out, n->path);
-                        fprintf(out, ",\"class\":\"%s\",\"rdev\":\"%u:%u\",\"original\":{\"uid\":%u,\"gid\":%u,\"mode\":\"%04o\",\"acl\":",
-                                xdev_class_to_string(n->class), major(n->rdev), minor(n->rdev), (unsigned) n->uid,
-                                (unsigned) n->gid, (unsigned) (n->mode & 07777));
-                        if (n->acl)
-                                xdev_json_string(out, n->acl);
-                        else
-                                fprintf(out, "null");
-                        fprintf(out, "},\"grantee\":");
-                        if (n->granted)
-                                fprintf(out, "%u,\"access\":\"%s\",\"by\":\"%s\"}", (unsigned) n->grantee,
-                                        xdev_access_to_string(n->perm), xdev_grant_mode_to_string(n->gmode));
-                        else
-                                fprintf(out, "null}");
-                }
-                fprintf(out, "]");
-        } else {
-                fprintf(out, "holder: ");
-                if (t.state.has_holder)
-                {
-                        for (size_t i = 0; i < t.state.n_sessions; i++)
-                                if (t.state.sessions[i].uid == t.state.holder) {
-                                        fprintf(out, "uid %u (%s)\n", (unsigned) t.state.holder,
-                                                t.state.sessions[i].user);
-                                        break;
-                                }
-                }
-                else
-                        fprintf(out, "none\n");
-                if (!t.state.follow)
-                        fprintf(out, "follow: no\n");
-                else if (xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start))
-                        fprintf(out, "follow: yes (xdevicesd pid %d)\n", (int) t.state.follow_pid);
-                else
-                        fprintf(out, "follow: yes (xdevicesd pid %d is gone; restart it)\n", (int) t.state.follow_pid);
-                fprintf(out, "active VT: %d\nsessions: %zu\n", t.active_vt, t.state.n_sessions);
-                for (size_t i = 0; i < t.state.n_sessions; i++) {
-                        const struct xdev_session *s = &t.state.sessions[i];
-                        char since[32] = "?";
-                        time_t tt = (time_t) s->since;
-                        struct tm tm;
-                        if (localtime_r(&tt, &tm))
-                                (void) strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm);
-                        fprintf(out, "  %-12s uid %-6u tty%-3u leader %-7d %s since %s%s\n", s->user, (unsigned) s->uid,
-                                s->vt, (int) s->pid, s->service, since,
-                                xdev_pid_is_alive(s->pid, s->start) ? "" : " (leader gone)");
-                }
-                fprintf(out, "nodes: %zu\n", t.state.n_nodes);
-                for (size_t i = 0; i < t.state.n_nodes; i++) {
-                        const struct xdev_node *n = &t.state.nodes[i];
-                        fprintf(out, "  %-24s %-7s ", n->path, xdev_class_to_string(n->class));
-                        if (n->granted)
-                                fprintf(out, "uid %-6u %-2s (%s)", (unsigned) n->grantee, xdev_access_to_string(n->perm),
-                                        xdev_grant_mode_to_string(n->gmode));
-                        else
-                                fprintf(out, "%-18s", "not granted");
-                        fprintf(out, "  was %u:%u %04o %s\n", (unsigned) n->uid, (unsigned) n->gid,
-                                (unsigned) (n->mode & 07777), n->acl ? n->acl : "(no ACL support)");
-                }
+        ret->active_vt = t.active_vt;
+        ret->daemon_alive = t.state.follow && xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start);
+        ret->leader_alive = calloc(t.state.n_sessions + 1, sizeof *ret->leader_alive);
+        if (!ret->leader_alive) {
+                txn_end(&t);
+                return -ENOMEM;
         }
+        for (size_t i = 0; i < t.state.n_sessions; i++)
+                ret->leader_alive[i] = xdev_leader_is_live(t.state.sessions[i].pid, t.state.sessions[i].start,
+                                                           t.state.sessions[i].vt);
+        ret->state = t.state; /* taken over: txn_end must not free it */
+        t.state = (struct xdev_state) { 0 };
         txn_end(&t);
         /* After the state lock is released: the scan takes it again. */
-        if (json)
-                fputs(",\"lingering\":", out);
-        r = linger_status(ctx, out, json);
+        opts.report = &ret->lingering;
+        r = linger_locked(ctx, &opts, &c);
         if (r < 0)
-                return r;
-        if (json)
-                fputs("}\n", out);
-        return ferror(out) ? -EIO : 0;
+                xdev_status_free(ret);
+        return r;
+}
+
+void xdev_status_free(struct xdev_status *st) {
+        if (!st)
+                return;
+        xdev_state_free(&st->state);
+        free(st->leader_alive);
+        xdev_linger_report_free(&st->lingering);
+        *st = (struct xdev_status) { 0 };
 }

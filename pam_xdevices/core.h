@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "linger.h"
 #include "state.h"
 #include "util.h"
 
@@ -82,9 +83,20 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
  * unreadable state file is removed instead of refused. */
 int xdev_reset(struct xdev_ctx *ctx, bool force);
 
-/* Prints sessions, holder, ledger and the processes still holding shared
- * nodes without a grant (the "lingering" list) as text or JSON. */
-int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json);
+/* What xdevices status shows: the state as loaded, which session leaders
+ * are live, the daemon, and the processes still holding shared nodes
+ * without a grant (the "lingering" list). Data only: the front-end prints
+ * it. xdev_status_free() releases it. */
+struct xdev_status {
+        struct xdev_state state;
+        int active_vt;
+        bool daemon_alive;
+        bool *leader_alive;     /* one per state.sessions[] */
+        struct xdev_linger_report lingering;
+};
+
+int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret);
+void xdev_status_free(struct xdev_status *st);
 
 /* xdevices revoke: applies the configured policy to the lingering holders
  * of uid UID, or of everyone but root and the holder with ALL. Returns the

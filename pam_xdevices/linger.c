@@ -91,7 +91,6 @@ struct sweep {
         struct victim victims[XDEV_LINGER_GRACEFUL_MAX];
         size_t n_victims;
         unsigned pass;
-        unsigned reported;      /* lines or JSON objects written to opts->report */
 };
 
 static int read_small(int dirfd, const char *path, char *buf, size_t size) {
@@ -563,42 +562,42 @@ static bool fd_is_revoked(int pidfd, int fd) {
         return revoked;
 }
 
-static void report_json(struct sweep *s, const struct proc *p, const char *path, int fd, pid_t tid, bool revoked) {
-        FILE *out = s->opts->report;
-        fprintf(out, "%s{\"pid\":%d,\"comm\":", s->reported++ ? "," : "", (int) p->pid);
-        xdev_json_string(out, p->comm); /* printable ASCII, see proc_comm */
-        fprintf(out, ",\"uid\":%u,\"path\":", (unsigned) p->ruid);
-        xdev_json_string(out, path);
-        if (tid)
-                fprintf(out, ",\"fd\":null,\"thread\":%d,\"revoked\":false}", (int) tid);
-        else
-                fprintf(out, ",\"fd\":%d,\"thread\":null,\"revoked\":%s}", fd, revoked ? "true" : "false");
+void xdev_linger_report_free(struct xdev_linger_report *r) {
+        if (!r)
+                return;
+        free(r->items);
+        *r = (struct xdev_linger_report) { 0 };
+}
+
+static void report_add(struct sweep *s, const struct proc *p, const char *path, int fd, pid_t tid, bool revoked,
+                       bool uring) {
+        struct xdev_linger_report *r = s->opts->report;
+        struct xdev_linger_entry *e;
+
+        if (!r || r->n >= XDEV_LINGER_TARGETS_MAX * 4)
+                return;
+        e = realloc(r->items, (r->n + 1) * sizeof *e);
+        if (!e)
+                return;
+        r->items = e;
+        e = &r->items[r->n++];
+        *e = (struct xdev_linger_entry) {
+                .pid = p->pid, .uid = p->ruid, .fd = fd, .thread = tid, .revoked = revoked, .uring = uring,
+        };
+        (void) snprintf(e->comm, sizeof e->comm, "%s", p->comm);
+        (void) snprintf(e->path, sizeof e->path, "%s", path);
 }
 
 static void proc_report(struct sweep *s, int pidfd, const struct proc *p) {
         for (size_t i = 0; i < p->n_fds; i++) {
                 const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
                 bool revoked = t->class == XDEV_CLASS_INPUT && fd_is_revoked(pidfd, p->fds[i]);
-                if (s->opts->report_json)
-                        report_json(s, p, t->path, p->fds[i], 0, revoked);
-                else
-                        fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u fd %-4d %s%s\n", (int) p->pid, p->comm,
-                                (unsigned) p->ruid, p->fds[i], t->path, revoked ? " (revoked)" : "");
+                report_add(s, p, t->path, p->fds[i], 0, revoked, false);
         }
-        if (p->uring_fd >= 0) {
-                if (s->opts->report_json)
-                        report_json(s, p, s->targets[p->uring_tgt].path, p->uring_fd, 0, false);
-                else
-                        fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u fd %-4d %s (io_uring registered file)\n",
-                                (int) p->pid, p->comm, (unsigned) p->ruid, p->uring_fd, s->targets[p->uring_tgt].path);
-        }
-        if (p->hidden_tid == 0)
-                return;
-        if (s->opts->report_json)
-                report_json(s, p, s->targets[p->hidden_tgt].path, -1, p->hidden_tid, false);
-        else
-                fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u thread %d (own fd table) %s\n", (int) p->pid,
-                        p->comm, (unsigned) p->ruid, (int) p->hidden_tid, s->targets[p->hidden_tgt].path);
+        if (p->uring_fd >= 0)
+                report_add(s, p, s->targets[p->uring_tgt].path, p->uring_fd, 0, false, true);
+        if (p->hidden_tid != 0)
+                report_add(s, p, s->targets[p->hidden_tgt].path, -1, p->hidden_tid, false, false);
 }
 
 /* One pass over /proc. Returns the number of holders acted on or -errno. */

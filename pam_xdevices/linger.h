@@ -25,12 +25,30 @@ struct xdev_linger_target {
         char path[64];          /* for messages only */
 };
 
+/* A holder found by a report-only sweep, for xdevices status. */
+struct xdev_linger_entry {
+        pid_t pid;
+        char comm[17];          /* printable ASCII only */
+        uid_t uid;
+        char path[64];
+        int fd;                 /* -1: held in the own fd table of THREAD */
+        pid_t thread;
+        bool revoked;           /* an input fd already revoked */
+        bool uring;             /* an io_uring registered file (FD is the ring) */
+};
+
+struct xdev_linger_report {
+        struct xdev_linger_entry *items;
+        size_t n;
+};
+
+void xdev_linger_report_free(struct xdev_linger_report *r);
+
 struct xdev_linger_opts {
         enum xdev_linger policy;
         unsigned grace_ms;      /* SIGTERM .. SIGKILL */
-        bool report_only;       /* list holders on REPORT, change nothing */
-        bool report_json;       /* ... as the elements of a JSON array */
-        FILE *report;
+        bool report_only;       /* list holders in REPORT, change nothing */
+        struct xdev_linger_report *report;
         bool has_keep;          /* processes of KEEP_UID hold legitimately */
         uid_t keep_uid;
         bool has_only;          /* act on processes one of whose real, effective,

@@ -191,19 +191,6 @@ fail:
         return r;
 }
 
-void xdev_json_string(FILE *out, const char *s) {
-        fputc('"', out);
-        for (; *s; s++) {
-                if (*s == '"' || *s == '\\')
-                        fprintf(out, "\\%c", *s);
-                else if ((unsigned char) *s < 0x20)
-                        fprintf(out, "\\u%04x", (unsigned char) *s);
-                else
-                        fputc(*s, out);
-        }
-        fputc('"', out);
-}
-
 #ifdef XDEV_FAULT_POINTS
 /* XDEV_FAULT=name:action[@N] (see util.h). Test builds only. */
 int xdev_fault_point(const char *name) {

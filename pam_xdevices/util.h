@@ -54,9 +54,6 @@ bool xdev_path_is_valid(const char *path);
  * short read taken for the whole file. FAULT names a test fault point. */
 int xdev_read_file(int fd, size_t size, const char *fault, char **ret);
 
-/* Writes S to OUT as a JSON string: quotes, backslashes and control
- * characters escaped. */
-void xdev_json_string(FILE *out, const char *s);
 
 /* Fault points for crash-consistency tests; compiled out of release builds. */
 /* XDEV_FAULT=NAME:ACTION[@N] acts at the Nth (default first) time NAME is

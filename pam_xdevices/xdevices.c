@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -133,9 +134,155 @@ struct flags {
         bool json, force, all;
 };
 
+/* ---- status: the one place that writes text and JSON ---- */
+
+/* S as a JSON string: quotes, backslashes and control characters escaped. */
+static void json_string(FILE *out, const char *s) {
+        fputc('"', out);
+        for (; *s; s++) {
+                if (*s == '"' || *s == '\\')
+                        fprintf(out, "\\%c", *s);
+                else if ((unsigned char) *s < 0x20)
+                        fprintf(out, "\\u%04x", (unsigned char) *s);
+                else
+                        fputc(*s, out);
+        }
+        fputc('"', out);
+}
+
+static void json_bool(FILE *out, const char *key, bool v) {
+        fprintf(out, ",\"%s\":%s", key, v ? "true" : "false");
+}
+
+static void status_json(FILE *out, const struct xdev_status *st) {
+        const struct xdev_state *state = &st->state;
+
+        fprintf(out, "{\"holder\":");
+        if (state->has_holder)
+                fprintf(out, "%u", (unsigned) state->holder);
+        else
+                fprintf(out, "null");
+        fprintf(out, ",\"active_vt\":%d", st->active_vt);
+        json_bool(out, "follow", state->follow);
+        if (state->follow)
+                fprintf(out, ",\"daemon\":%d", (int) state->follow_pid);
+        else
+                fprintf(out, ",\"daemon\":null");
+        json_bool(out, "daemon_alive", st->daemon_alive);
+        fprintf(out, ",\"sessions\":[");
+        for (size_t i = 0; i < state->n_sessions; i++) {
+                const struct xdev_session *s = &state->sessions[i];
+                fprintf(out, "%s{\"user\":", i ? "," : "");
+                json_string(out, s->user);
+                fprintf(out, ",\"uid\":%u,\"service\":", (unsigned) s->uid);
+                json_string(out, s->service);
+                fprintf(out, ",\"vt\":%u,\"leader\":%d,\"since\":%lld", s->vt, (int) s->pid, (long long) s->since);
+                json_bool(out, "alive", st->leader_alive[i]);
+                fputc('}', out);
+        }
+        fprintf(out, "],\"nodes\":[");
+        for (size_t i = 0; i < state->n_nodes; i++) {
+                const struct xdev_node *n = &state->nodes[i];
+                fprintf(out, "%s{\"path\":", i ? "," : "");
+                json_string(out, n->path);
+                fprintf(out, ",\"class\":\"%s\",\"rdev\":\"%u:%u\",\"original\":{\"uid\":%u,\"gid\":%u,\"mode\":\"%04o\",\"acl\":",
+                        xdev_class_to_string(n->class), major(n->rdev), minor(n->rdev), (unsigned) n->uid,
+                        (unsigned) n->gid, (unsigned) (n->mode & 07777));
+                if (n->acl)
+                        json_string(out, n->acl);
+                else
+                        fprintf(out, "null");
+                fprintf(out, "},\"grantee\":");
+                if (n->granted)
+                        fprintf(out, "%u,\"access\":\"%s\",\"by\":\"%s\"}", (unsigned) n->grantee,
+                                xdev_access_to_string(n->perm), xdev_grant_mode_to_string(n->gmode));
+                else
+                        fprintf(out, "null}");
+        }
+        fprintf(out, "],\"lingering\":[");
+        for (size_t i = 0; i < st->lingering.n; i++) {
+                const struct xdev_linger_entry *e = &st->lingering.items[i];
+                fprintf(out, "%s{\"pid\":%d,\"comm\":", i ? "," : "", (int) e->pid);
+                json_string(out, e->comm);
+                fprintf(out, ",\"uid\":%u,\"path\":", (unsigned) e->uid);
+                json_string(out, e->path);
+                if (e->thread)
+                        fprintf(out, ",\"fd\":null,\"thread\":%d", (int) e->thread);
+                else
+                        fprintf(out, ",\"fd\":%d,\"thread\":null", e->fd);
+                json_bool(out, "revoked", e->revoked);
+                fputc('}', out);
+        }
+        fprintf(out, "]}\n");
+}
+
+static void status_text(FILE *out, const struct xdev_status *st) {
+        const struct xdev_state *state = &st->state;
+        const char *holder_name = NULL;
+
+        for (size_t i = 0; state->has_holder && i < state->n_sessions && !holder_name; i++)
+                if (state->sessions[i].uid == state->holder)
+                        holder_name = state->sessions[i].user;
+        if (!state->has_holder)
+                fprintf(out, "holder: none\n");
+        else
+                fprintf(out, "holder: uid %u (%s)\n", (unsigned) state->holder, holder_name ? holder_name : "?");
+        if (!state->follow)
+                fprintf(out, "follow: no\n");
+        else
+                fprintf(out, "follow: yes (xdevicesd pid %d%s)\n", (int) state->follow_pid,
+                        st->daemon_alive ? "" : " is gone; restart it");
+        fprintf(out, "active VT: %d\nsessions: %zu\n", st->active_vt, state->n_sessions);
+        for (size_t i = 0; i < state->n_sessions; i++) {
+                const struct xdev_session *s = &state->sessions[i];
+                char since[32] = "?";
+                time_t tt = (time_t) s->since;
+                struct tm tm;
+                if (localtime_r(&tt, &tm))
+                        (void) strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm);
+                fprintf(out, "  %-12s uid %-6u tty%-3u leader %-7d %s since %s%s\n", s->user, (unsigned) s->uid, s->vt,
+                        (int) s->pid, s->service, since, st->leader_alive[i] ? "" : " (leader gone)");
+        }
+        fprintf(out, "nodes: %zu\n", state->n_nodes);
+        for (size_t i = 0; i < state->n_nodes; i++) {
+                const struct xdev_node *n = &state->nodes[i];
+                fprintf(out, "  %-24s %-7s ", n->path, xdev_class_to_string(n->class));
+                if (n->granted)
+                        fprintf(out, "uid %-6u %-2s (%s)", (unsigned) n->grantee, xdev_access_to_string(n->perm),
+                                xdev_grant_mode_to_string(n->gmode));
+                else
+                        fprintf(out, "%-18s", "not granted");
+                fprintf(out, "  was %u:%u %04o %s\n", (unsigned) n->uid, (unsigned) n->gid, (unsigned) (n->mode & 07777),
+                        n->acl ? n->acl : "(no ACL support)");
+        }
+        fprintf(out, "lingering holders:\n");
+        for (size_t i = 0; i < st->lingering.n; i++) {
+                const struct xdev_linger_entry *e = &st->lingering.items[i];
+                fprintf(out, "  pid %-7d %-16s uid %-6u ", (int) e->pid, e->comm, (unsigned) e->uid);
+                if (e->thread)
+                        fprintf(out, "thread %d (own fd table) %s\n", (int) e->thread, e->path);
+                else
+                        fprintf(out, "fd %-4d %s%s\n", e->fd, e->path,
+                                e->uring ? " (io_uring registered file)" : e->revoked ? " (revoked)" : "");
+        }
+        if (st->lingering.n == 0)
+                fprintf(out, "  none\n");
+}
+
 static int cmd_status(struct xdev_ctx *ctx, char **args, const struct flags *f) {
+        struct xdev_status st;
+        int r;
+
         (void) args;
-        return xdev_status(ctx, stdout, f->json) < 0 ? EXIT_FAILED : EXIT_OK;
+        r = xdev_status_get(ctx, &st);
+        if (r < 0)
+                return EXIT_FAILED;
+        if (f->json)
+                status_json(stdout, &st);
+        else
+                status_text(stdout, &st);
+        xdev_status_free(&st);
+        return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_FAILED;
 }
 
 static int cmd_revoke_args(struct xdev_ctx *ctx, char **args, const struct flags *f) {
