@@ -430,22 +430,28 @@ static int fd_drop_master(int copy) {
         return 1;
 }
 
-/* Applies the policy to one holder. PIDFD is this process, checked alive
- * after its fds were scanned. */
-static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
-        const struct xdev_linger_opts *o = s->opts;
-        const char *kill_node = NULL, *kill_why = NULL;
-        /* At a VT switch the user's X server lives on: "kill" and
-         * "kill-user" act as "revoke", and a DRM fd only loses master. */
-        enum xdev_linger policy = o->policy == XDEV_LINGER_WARN ? XDEV_LINGER_WARN
-                                  : o->in_session || o->policy == XDEV_LINGER_KILL_USER ? XDEV_LINGER_REVOKE
-                                  : o->policy;
+/* The policy that applies to a holder: at a VT switch the user's X server
+ * lives on, so "kill" and "kill-user" act as "revoke". */
+static enum xdev_linger policy_of(const struct xdev_linger_opts *o) {
+        if (o->policy == XDEV_LINGER_WARN)
+                return XDEV_LINGER_WARN;
+        if (o->in_session || o->policy == XDEV_LINGER_KILL_USER)
+                return XDEV_LINGER_REVOKE;
+        return o->policy;
+}
+
+/* What no fd copy can reach: more fds than one scan lists, an io_uring
+ * registered file, a thread's own fd table. Returns why the process must
+ * go (and *RET_NODE), or NULL; under "warn" it only logs. */
+static const char *proc_unreachable(struct sweep *s, const struct proc *p, enum xdev_linger policy,
+                                    const char **ret_node) {
+        const char *why = NULL;
 
         /* Separate opens are separate files, each to revoke: past the
-         * limit some may be unseen, so the process goes. */
+         * limit some may be unseen. */
         if (p->n_fds >= FDS_PER_PROC_MAX && policy != XDEV_LINGER_WARN) {
-                kill_node = s->targets[p->tgt[0]].path;
-                kill_why = "too many fds to revoke one by one";
+                *ret_node = s->targets[p->tgt[0]].path;
+                why = "too many fds to revoke one by one";
         }
         if (p->uring_fd >= 0) {
                 const char *node = s->targets[p->uring_tgt].path;
@@ -454,8 +460,8 @@ static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
                                  "pid %d (\"%s\", uid %u) still holds \"%s\" in an io_uring (fd %d); lingering = warn, leaving it",
                                  (int) p->pid, p->comm, (unsigned) p->ruid, node, p->uring_fd);
                 else {
-                        kill_node = node;
-                        kill_why = "held as an io_uring registered file, which cannot be revoked";
+                        *ret_node = node;
+                        why = "held as an io_uring registered file, which cannot be revoked";
                 }
         }
         if (p->hidden_tid != 0) {
@@ -465,13 +471,83 @@ static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
                                  "thread %d of pid %d (\"%s\", uid %u) still holds \"%s\" in its own fd table; lingering = warn, leaving it",
                                  (int) p->hidden_tid, (int) p->pid, p->comm, (unsigned) p->ruid, node);
                 else {
-                        kill_node = node;
-                        kill_why = "held by a thread with its own fd table";
+                        *ret_node = node;
+                        why = "held by a thread with its own fd table";
                 }
         }
+        return why;
+}
+
+/* "revoke" on fd I of P: EVIOCREVOKE an input fd, drop DRM master of a
+ * primary node's fd, through a copy taken with PIDFD. Returns why the
+ * process must go, or NULL. */
+static const char *fd_act(struct sweep *s, int pidfd, const struct proc *p, size_t i) {
+        const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
+        bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
+        const char *why = NULL;
+        struct stat st;
+        int copy, r;
+
+        if (t->class != XDEV_CLASS_INPUT && !primary) {
+                if (s->pass == 0)
+                        xdev_log(s->log, LOG_NOTICE,
+                                 "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); not revocable, leaving it",
+                                 (int) p->pid, p->comm, (unsigned) p->ruid, t->path, p->fds[i]);
+                return NULL;
+        }
+        copy = pidfd_getfd(pidfd, p->fds[i]);
+        if (copy < 0) {
+                if (errno == ESRCH || errno == EBADF)
+                        return NULL; /* exited, or closed it meanwhile */
+                xdev_log(s->log, LOG_ERR, "cannot take fd %d of pid %d (\"%s\") holding \"%s\": %s%s; terminating it instead",
+                         p->fds[i], (int) p->pid, p->comm, t->path, strerror(errno),
+                         errno == EPERM ? " (Yama ptrace_scope 3?)" : "");
+                s->counts->failed++;
+                return "fd cannot be revoked";
+        }
+        if (fstat(copy, &st) < 0 || target_match(s, &st) != (ssize_t) p->tgt[i]) {
+                (void) close(copy); /* fd number reused meanwhile */
+                return NULL;
+        }
+        if (t->class == XDEV_CLASS_INPUT) {
+                r = fd_revoke_input(copy);
+                if (r > 0) {
+                        s->counts->revoked++;
+                        xdev_log(s->log, LOG_NOTICE, "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)", t->path,
+                                 p->fds[i], (int) p->pid, p->comm, (unsigned) p->ruid);
+                } else if (r < 0)
+                        why = r == -ENOTTY ? "not an evdev node, cannot be revoked" : "revoke failed";
+        } else {
+                r = fd_drop_master(copy);
+                if (r > 0) {
+                        s->counts->demoted++;
+                        xdev_log(s->log, LOG_NOTICE, "dropped DRM master of pid %d (\"%s\", uid %u) on \"%s\"",
+                                 (int) p->pid, p->comm, (unsigned) p->ruid, t->path);
+                } else if (r < 0) {
+                        xdev_log(s->log, LOG_ERR, "cannot drop DRM master of pid %d (\"%s\") on \"%s\": %s",
+                                 (int) p->pid, p->comm, t->path, strerror(-r));
+                        s->counts->failed++;
+                }
+                /* A former master takes master back when none is held: at a
+                 * logout it goes. At a VT switch its X server stays (it
+                 * dropped master itself, or was just made to) and takes
+                 * master again when its VT returns. */
+                if (!s->opts->in_session)
+                        why = "DRM primary node";
+        }
+        (void) close(copy);
+        return why;
+}
+
+/* Applies the policy to one holder. PIDFD is this process, checked alive
+ * after its fds were scanned; it is taken. */
+static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
+        enum xdev_linger policy = policy_of(s->opts);
+        const char *kill_node = NULL, *kill_why = proc_unreachable(s, p, policy, &kill_node);
+
         for (size_t i = 0; i < p->n_fds; i++) {
                 const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
-                bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
+                const char *why;
 
                 if (policy == XDEV_LINGER_WARN) {
                         xdev_log(s->log, LOG_WARNING,
@@ -484,64 +560,13 @@ static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
                         kill_why = "lingering = kill";
                         break;
                 }
-                if (t->class != XDEV_CLASS_INPUT && !primary) {
-                        if (s->pass == 0)
-                                xdev_log(s->log, LOG_NOTICE,
-                                         "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); not revocable, leaving it",
-                                         (int) p->pid, p->comm, (unsigned) p->ruid, t->path, p->fds[i]);
-                        continue;
-                }
-                int copy = pidfd_getfd(pidfd, p->fds[i]);
-                if (copy < 0) {
-                        if (errno == ESRCH || errno == EBADF)
-                                continue; /* exited, or closed it meanwhile */
-                        xdev_log(s->log, LOG_ERR,
-                                 "cannot take fd %d of pid %d (\"%s\") holding \"%s\": %s%s; terminating it instead",
-                                 p->fds[i], (int) p->pid, p->comm, t->path, strerror(errno),
-                                 errno == EPERM ? " (Yama ptrace_scope 3?)" : "");
-                        s->counts->failed++;
+                why = fd_act(s, pidfd, p, i);
+                if (why) {
                         kill_node = t->path;
-                        kill_why = "fd cannot be revoked";
-                        continue;
+                        kill_why = why;
                 }
-                struct stat st;
-                if (fstat(copy, &st) < 0 || target_match(s, &st) != (ssize_t) p->tgt[i]) {
-                        (void) close(copy); /* fd number reused meanwhile */
-                        continue;
-                }
-                if (t->class == XDEV_CLASS_INPUT) {
-                        int r = fd_revoke_input(copy);
-                        if (r > 0) {
-                                s->counts->revoked++;
-                                xdev_log(s->log, LOG_NOTICE, "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)",
-                                         t->path, p->fds[i], (int) p->pid, p->comm, (unsigned) p->ruid);
-                        } else if (r < 0) {
-                                kill_node = t->path;
-                                kill_why = r == -ENOTTY ? "not an evdev node, cannot be revoked" : "revoke failed";
-                        }
-                } else {
-                        int r = fd_drop_master(copy);
-                        if (r > 0) {
-                                s->counts->demoted++;
-                                xdev_log(s->log, LOG_NOTICE, "dropped DRM master of pid %d (\"%s\", uid %u) on \"%s\"",
-                                         (int) p->pid, p->comm, (unsigned) p->ruid, t->path);
-                        } else if (r < 0) {
-                                xdev_log(s->log, LOG_ERR, "cannot drop DRM master of pid %d (\"%s\") on \"%s\": %s",
-                                         (int) p->pid, p->comm, t->path, strerror(-r));
-                                s->counts->failed++;
-                        }
-                        /* A former master takes master back when none is held:
-                         * at a logout it goes. At a VT switch its X server
-                         * stays (it dropped master itself, or was just made
-                         * to) and takes master again when its VT returns. */
-                        if (!o->in_session) {
-                                kill_node = t->path;
-                                kill_why = "DRM primary node";
-                        }
-                }
-                (void) close(copy);
         }
-        if (policy == XDEV_LINGER_WARN || !kill_node) {
+        if (policy == XDEV_LINGER_WARN || !kill_why) {
                 if (s->pass == 0)
                         s->counts->left++;
                 (void) close(pidfd);
