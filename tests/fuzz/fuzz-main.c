@@ -44,6 +44,9 @@ static int seed_run(int dirfd, const char *path, const char *shown) {
                 return -1;
         }
         memcpy(data, buf, len);
+        /* Named before it runs: an abort leaves no chance to say it after. */
+        printf("seed %s\n", shown);
+        (void) fflush(stdout);
         (void) LLVMFuzzerTestOneInput(data, len);
         free(data);
         return 0;
