@@ -26,13 +26,35 @@ int xdev_tty_parse(const char *pam_tty) {
 }
 
 int xdev_tty_is_controlling(unsigned vt) {
-        dev_t tty_nr;
+        struct xdev_proc_stat st;
         int r;
 
-        r = xdev_proc_stat(getpid(), NULL, &tty_nr);
+        r = xdev_proc_stat(getpid(), &st);
         if (r < 0)
                 return r;
-        return tty_nr == makedev(4, vt);
+        return st.tty_nr == makedev(4, vt);
+}
+
+int xdev_tty_leads_session(unsigned vt) {
+        struct xdev_proc_stat st;
+        int r;
+
+        r = xdev_proc_stat(getpid(), &st);
+        if (r < 0)
+                return r;
+        return st.tty_nr == makedev(4, vt) && st.session == getpid();
+}
+
+bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt) {
+        struct xdev_proc_stat st;
+
+        if (xdev_proc_stat(pid, &st) < 0 || st.start != start)
+                return false;
+        /* A zombie is gone for our purposes, and a leader whose VT was hung
+         * up (a new getty there) lost it as its controlling tty. */
+        if (st.state == 'Z' || st.state == 'X' || st.state == 'x')
+                return false;
+        return st.tty_nr == makedev(4, vt);
 }
 
 int xdev_vt_active(void) {
@@ -56,7 +78,9 @@ int xdev_vt_active(void) {
 bool xdev_login_items_are_local(const char *user, const char *ruser, const char *rhost) {
         if (rhost && rhost[0] != '\0')
                 return false;
-        if (ruser && ruser[0] != '\0' && (!user || strcmp(ruser, user) != 0))
+        /* su and sudo set PAM_RUSER to the caller, even for "su" to oneself:
+         * such a session runs inside another and never counts. */
+        if (ruser && ruser[0] != '\0')
                 return false;
-        return true;
+        return user && user[0] != '\0';
 }

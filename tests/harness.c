@@ -416,6 +416,18 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                 /* kept open: the last close of a tty clears it as the
                  * session's controlling tty */
         }
+        if (o->not_leader) {
+                /* the leader waits for PAM's process like a shell for su */
+                pid_t pid = fork();
+                int status;
+                if (pid < 0)
+                        _exit(93);
+                if (pid > 0) {
+                        (void) close(in);
+                        (void) close(out);
+                        _exit(waitpid(pid, &status, 0) == pid && WIFEXITED(status) ? WEXITSTATUS(status) : 92);
+                }
+        }
         (void) snprintf(tty, sizeof tty, "tty%d", vt);
         int fds_before = h_count_fds();
         r = pam_start_confdir(o->service ? o->service : H_SERVICE, user, &c, H_PAMDIR, &pamh);
@@ -436,6 +448,8 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                 _exit(96);
         if (read(in, &cmd, 1) != 1)
                 _exit(95);
+        if (cmd == 'x')
+                _exit(0); /* gone without closing: for h_session_exit */
         r = r == PAM_SUCCESS ? pam_close_session(pamh, 0) : PAM_SUCCESS;
         pam_end(pamh, r);
         closelog(); /* pam_syslog's socket is libc's, not a leak of ours */
@@ -494,6 +508,37 @@ int h_session_close(struct h_session *s) {
         if (!WIFEXITED(status))
                 return -1;
         return WEXITSTATUS(status) == 0 ? PAM_SUCCESS : WEXITSTATUS(status) - 10;
+}
+
+void h_session_exit(struct h_session *s) {
+        char path[64], buf[512];
+
+        if (write(s->to_child, "x", 1) != 1)
+                die("write");
+        /* returns once the leader is a zombie, so callers see one */
+        (void) snprintf(path, sizeof path, "/proc/%d/stat", (int) s->pid);
+        for (int tries = 0; tries < 1000; tries++) {
+                int fd = open(path, O_RDONLY | O_CLOEXEC);
+                ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+                char *p;
+                if (fd >= 0)
+                        (void) close(fd);
+                if (n > 0) {
+                        buf[n] = '\0';
+                        p = strrchr(buf, ')');
+                        if (p && p[1] == ' ' && p[2] == 'Z')
+                                return;
+                }
+                usleep(10000);
+        }
+        die("session leader did not become a zombie");
+}
+
+void h_session_reap(struct h_session *s) {
+        (void) waitpid(s->pid, NULL, 0);
+        (void) close(s->to_child);
+        (void) close(s->from_child);
+        free(s);
 }
 
 void h_session_kill(struct h_session *s) {
