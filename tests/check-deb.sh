@@ -29,8 +29,10 @@ cache=${XDEV_DEB_CACHE:-/var/cache/pam_xdevices}
 mirror=${XDEV_DEB_MIRROR:-http://deb.debian.org/debian}
 security_mirror=${XDEV_DEB_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 # minbase has libpam-runtime and login; udev for the postinst's udevadm,
-# pamtester to run login's real PAM stack.
-includes=udev,pamtester
+# pamtester to run login's real PAM stack, libdrm2 for the package's
+# Depends (the core drops DRM master through libdrm; dpkg -i installs no
+# dependency).
+includes=udev,pamtester,libdrm2
 base="$cache/bookworm-minbase-${includes//,/-}.tar"
 pkg=libpam-xdevices
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
