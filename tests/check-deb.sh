@@ -428,11 +428,11 @@ check "xdevices status: follow: yes (xdevicesd pid ${pid:-none})" \
 check "/etc/init.d/xdevicesd status says it runs" inroot /etc/init.d/xdevicesd status
 inroot /usr/sbin/xdevicesd >/dev/null 2>&1; rc=$?
 check "a second xdevicesd exits 5 (the lock is held), not $rc" test "$rc" = 5
-# alice's session is on tty$vt and the host's VT in front is another one:
-# under the follow rule nobody in the chroot holds the shared devices.
+# alice's session is on tty$vt (its leader, pamtester, is gone) and the
+# host's VT in front is another one: nothing stays granted to her.
 if [ -n "$front" ] && [ "$front" != "tty$vt" ]; then
 	for n in dri/card0 input/event0; do
-		check "/dev/$n: alice's grant is off ($front is in front, not tty$vt)" \
+		check "/dev/$n: the daemon took alice's grant off ($front is in front, not tty$vt)" \
 			lacks_acl "$root/dev/$n" "$alice"
 	done
 else
