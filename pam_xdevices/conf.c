@@ -25,15 +25,45 @@ static const char *const class_names[_XDEV_CLASS_MAX] = {
         [XDEV_CLASS_CONSOLE] = "console",
 };
 
+/* Every enum the config spells has one name table, for parsing and
+ * printing alike. */
+static const char *const access_names[] = {
+        [XDEV_ACCESS_OFF] = "off",
+        [XDEV_ACCESS_R] = "r",
+        [XDEV_ACCESS_RW] = "rw",
+};
+static const char *const mode_names[] = {
+        [XDEV_GRANT_ACL] = "acl",
+        [XDEV_GRANT_CHOWN] = "chown",
+};
+static const char *const source_names[] = {
+        [XDEV_SOURCE_AUTO] = "auto",
+        [XDEV_SOURCE_UDEV] = "udev",
+        [XDEV_SOURCE_GLOB] = "glob",
+};
+static const char *const linger_names[] = {
+        [XDEV_LINGER_REVOKE] = "revoke",
+        [XDEV_LINGER_KILL] = "kill",
+        [XDEV_LINGER_WARN] = "warn",
+        [XDEV_LINGER_KILL_USER] = "kill-user",
+};
+
+/* The index of S in NAMES (holes skipped), or -EINVAL. */
+static int name_lookup(const char *const *names, size_t n, const char *s) {
+        for (size_t i = 0; s && i < n; i++)
+                if (names[i] && strcmp(s, names[i]) == 0)
+                        return (int) i;
+        return -EINVAL;
+}
+
+#define NAME_LOOKUP(table, s) name_lookup((table), XDEV_ELEMENTSOF(table), (s))
+
 const char *xdev_class_to_string(enum xdev_class c) {
         return (unsigned) c < _XDEV_CLASS_MAX ? class_names[c] : "?";
 }
 
 int xdev_class_from_string(const char *s) {
-        for (int i = 0; i < _XDEV_CLASS_MAX; i++)
-                if (s && strcmp(s, class_names[i]) == 0)
-                        return i;
-        return -EINVAL;
+        return NAME_LOOKUP(class_names, s);
 }
 
 unsigned xdev_class_major(enum xdev_class c) {
@@ -50,15 +80,19 @@ unsigned xdev_class_major(enum xdev_class c) {
 }
 
 const char *xdev_access_to_string(enum xdev_access a) {
-        switch (a) {
-        case XDEV_ACCESS_R:
-                return "r";
-        case XDEV_ACCESS_RW:
-                return "rw";
-        case XDEV_ACCESS_OFF:
-        default:
-                return "off";
-        }
+        return (unsigned) a < XDEV_ELEMENTSOF(access_names) && access_names[a] ? access_names[a] : "off";
+}
+
+const char *xdev_grant_mode_to_string(enum xdev_grant_mode m) {
+        return (unsigned) m < XDEV_ELEMENTSOF(mode_names) ? mode_names[m] : "?";
+}
+
+int xdev_access_from_string(const char *s) {
+        return NAME_LOOKUP(access_names, s);
+}
+
+int xdev_grant_mode_from_string(const char *s) {
+        return NAME_LOOKUP(mode_names, s);
 }
 
 void xdev_config_init(struct xdev_config *config) {
@@ -127,14 +161,10 @@ static int parse_bool(const char *v, bool *ret) {
 }
 
 static int parse_access(const char *v, enum xdev_access *ret) {
-        if (strcmp(v, "off") == 0)
-                *ret = XDEV_ACCESS_OFF;
-        else if (strcmp(v, "r") == 0)
-                *ret = XDEV_ACCESS_R;
-        else if (strcmp(v, "rw") == 0)
-                *ret = XDEV_ACCESS_RW;
-        else
-                return -EINVAL;
+        int a = NAME_LOOKUP(access_names, v);
+        if (a < 0)
+                return a;
+        *ret = (enum xdev_access) a;
         return 0;
 }
 
@@ -201,26 +231,20 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
                 return xdev_class_from_string(key) >= 0 || strcmp(key, "mode") == 0 ? -EINVAL : -ENOENT;
 
         if (strcmp(key, "mode") == 0) {
-                if (strcmp(value, "acl") == 0)
-                        config->mode = XDEV_GRANT_ACL;
-                else if (strcmp(value, "chown") == 0)
-                        config->mode = XDEV_GRANT_CHOWN;
-                else
-                        return -EINVAL;
+                c = NAME_LOOKUP(mode_names, value);
+                if (c < 0)
+                        return c;
+                config->mode = (enum xdev_grant_mode) c;
                 return 0;
         }
         c = xdev_class_from_string(key);
         if (c >= 0)
                 return parse_access(value, &config->access[c]);
         if (strcmp(key, "devices") == 0) {
-                if (strcmp(value, "auto") == 0)
-                        config->source = XDEV_SOURCE_AUTO;
-                else if (strcmp(value, "udev") == 0)
-                        config->source = XDEV_SOURCE_UDEV;
-                else if (strcmp(value, "glob") == 0)
-                        config->source = XDEV_SOURCE_GLOB;
-                else
-                        return -EINVAL;
+                c = NAME_LOOKUP(source_names, value);
+                if (c < 0)
+                        return c;
+                config->source = (enum xdev_source) c;
                 return 0;
         }
         if (strcmp(key, "glob") == 0) {
@@ -256,16 +280,10 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
                 return 0;
         }
         if (strcmp(key, "lingering") == 0) {
-                if (strcmp(value, "revoke") == 0)
-                        config->lingering = XDEV_LINGER_REVOKE;
-                else if (strcmp(value, "kill") == 0)
-                        config->lingering = XDEV_LINGER_KILL;
-                else if (strcmp(value, "warn") == 0)
-                        config->lingering = XDEV_LINGER_WARN;
-                else if (strcmp(value, "kill-user") == 0)
-                        config->lingering = XDEV_LINGER_KILL_USER;
-                else
-                        return -EINVAL;
+                c = NAME_LOOKUP(linger_names, value);
+                if (c < 0)
+                        return c;
+                config->lingering = (enum xdev_linger) c;
                 return 0;
         }
         if (strcmp(key, "linger_grace") == 0) {

@@ -61,6 +61,9 @@ const char *xdev_class_to_string(enum xdev_class c);
 int xdev_class_from_string(const char *s);   /* class or -EINVAL */
 unsigned xdev_class_major(enum xdev_class c);
 const char *xdev_access_to_string(enum xdev_access a);
+int xdev_access_from_string(const char *s);          /* access or -EINVAL */
+const char *xdev_grant_mode_to_string(enum xdev_grant_mode m);
+int xdev_grant_mode_from_string(const char *s);      /* mode or -EINVAL */
 
 /* Fills CONFIG with the built-in defaults (no globs, no services list). */
 void xdev_config_init(struct xdev_config *config);

@@ -467,9 +467,12 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         if (t.state.has_holder && ctx->config.access[class] != XDEV_ACCESS_OFF) {
                 r = ledger_want(ctx, &t, path, class, devnum, t.state.holder, ctx->config.access[class]);
                 if (r < 0 && r != -ENOENT) {
-                        /* ledger_want logged why; the reaping above still gets committed */
+                        /* ledger_want logged why; the reaping above still gets committed.
+                         * A node that is not what udev said is refused input
+                         * (-EINVAL); ENOMEM, E2BIG, EIO... stay what they are. */
                         (void) commit(ctx, &t, false);
-                        r = -EINVAL;
+                        if (r == -ENOTTY || r == -ESTALE || r == -EOPNOTSUPP)
+                                r = -EINVAL;
                         goto out;
                 }
         } else
@@ -722,7 +725,7 @@ int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
                         fprintf(out, "},\"grantee\":");
                         if (n->granted)
                                 fprintf(out, "%u,\"access\":\"%s\",\"by\":\"%s\"}", (unsigned) n->grantee,
-                                        xdev_access_to_string(n->perm), n->gmode == XDEV_GRANT_CHOWN ? "chown" : "acl");
+                                        xdev_access_to_string(n->perm), xdev_grant_mode_to_string(n->gmode));
                         else
                                 fprintf(out, "null}");
                 }
@@ -764,7 +767,7 @@ int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
                         fprintf(out, "  %-24s %-7s ", n->path, xdev_class_to_string(n->class));
                         if (n->granted)
                                 fprintf(out, "uid %-6u %-2s (%s)", (unsigned) n->grantee, xdev_access_to_string(n->perm),
-                                        n->gmode == XDEV_GRANT_CHOWN ? "chown" : "acl");
+                                        xdev_grant_mode_to_string(n->gmode));
                         else
                                 fprintf(out, "%-18s", "not granted");
                         fprintf(out, "  was %u:%u %04o %s\n", (unsigned) n->uid, (unsigned) n->gid,

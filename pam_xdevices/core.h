@@ -36,7 +36,7 @@ struct xdev_login {
 int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login);
 
 /* Removes the session led by PID/START, hands the shared devices over
- * (doc/DESIGN.md "One holder per seat") and restores every node nobody
+ * (doc/DESIGN.md §3.4) and restores every node nobody
  * should have any more. -ENOENT when there is no such session. */
 int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start);
 

@@ -74,7 +74,7 @@ static const char *item(pam_handle_t *pamh, int type) {
         return v;
 }
 
-/* doc/DESIGN.md "Which sessions count". Returns the VT, or 0 when this login does not count (the
+/* doc/DESIGN.md §3.3. Returns the VT, or 0 when this login does not count (the
  * reason is logged at debug level, or as an error for forged items). */
 static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *user) {
         const char *tty = item(pamh, PAM_TTY);

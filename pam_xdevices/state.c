@@ -347,18 +347,11 @@ static int parse_node(char *line, struct xdev_node *n) {
                 if (xdev_parse_uint(buf, UINT32_MAX - 1, &v) < 0)
                         return -EINVAL;
                 n->grantee = (uid_t) v;
-                if (strcmp(a, "r") == 0)
-                        n->perm = XDEV_ACCESS_R;
-                else if (strcmp(a, "rw") == 0)
-                        n->perm = XDEV_ACCESS_RW;
-                else
+                int perm = xdev_access_from_string(a), gmode = xdev_grant_mode_from_string(b);
+                if (perm <= 0 || gmode < 0) /* "off" is no grant */
                         return -EINVAL;
-                if (strcmp(b, "acl") == 0)
-                        n->gmode = XDEV_GRANT_ACL;
-                else if (strcmp(b, "chown") == 0)
-                        n->gmode = XDEV_GRANT_CHOWN;
-                else
-                        return -EINVAL;
+                n->perm = (enum xdev_access) perm;
+                n->gmode = (enum xdev_grant_mode) gmode;
                 if (n->gmode == XDEV_GRANT_ACL && !n->acl)
                         return -EINVAL;
                 n->granted = true;
@@ -469,7 +462,7 @@ int xdev_state_format(const struct xdev_state *state, FILE *f) {
                         (unsigned) n->gid, (unsigned) n->mode, n->acl ? n->acl : "-");
                 if (n->granted)
                         fprintf(f, " grant=%u:%s:%s\n", (unsigned) n->grantee, xdev_access_to_string(n->perm),
-                                n->gmode == XDEV_GRANT_CHOWN ? "chown" : "acl");
+                                xdev_grant_mode_to_string(n->gmode));
                 else
                         fprintf(f, " grant=-\n");
         }

@@ -84,7 +84,7 @@ int xdev_state_add_node(struct xdev_state *state, const struct xdev_node *n);
 ssize_t xdev_state_find_node(const struct xdev_state *state, const char *path);
 void xdev_state_remove_node(struct xdev_state *state, size_t index);
 
-/* Who holds the shared devices (doc/DESIGN.md "One holder per seat"); the
+/* Who holds the shared devices (doc/DESIGN.md §3.4); the
  * sessions in STATE must all be live (reaped before). With STATE->follow:
  * the owner of the latest session on ACTIVE_VT, else nobody. Without: the
  * holder keeps them while it has a session; else the owner of the latest

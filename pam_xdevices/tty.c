@@ -45,6 +45,32 @@ int xdev_tty_leads_session(unsigned vt) {
         return st.tty_nr == makedev(4, vt) && st.session == getpid();
 }
 
+/* A direct child of PID that leads a session whose controlling tty is VT. */
+static bool child_leads_vt(pid_t pid, unsigned vt) {
+        char path[64], buf[512], *save = NULL;
+        ssize_t n;
+        int fd;
+
+        (void) snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int) pid, (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return false;
+        n = read(fd, buf, sizeof buf - 1);
+        (void) close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        for (char *tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+                struct xdev_proc_stat st;
+                uint64_t child;
+                if (xdev_parse_uint(tok, INT32_MAX, &child) < 0 || xdev_proc_stat((pid_t) child, &st) < 0)
+                        continue;
+                if (st.session == (pid_t) child && st.tty_nr == makedev(4, vt) && st.state != 'Z')
+                        return true;
+        }
+        return false;
+}
+
 bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt) {
         struct xdev_proc_stat st;
 
@@ -54,7 +80,14 @@ bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt) {
          * up (a new getty there) lost it as its controlling tty. */
         if (st.state == 'Z' || st.state == 'X' || st.state == 'x')
                 return false;
-        return st.tty_nr == makedev(4, vt);
+        if (st.tty_nr == makedev(4, vt))
+                return true;
+        if (st.tty_nr != 0)
+                return false;
+        /* util-linux login gives up the tty in the parent that waits (and
+         * closes the PAM session) after it forked the session's child, which
+         * takes the VT as the controlling tty of a session of its own. */
+        return child_leads_vt(pid, vt);
 }
 
 int xdev_vt_active(void) {

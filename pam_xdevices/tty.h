@@ -21,12 +21,13 @@ int xdev_tty_is_controlling(unsigned vt);
 int xdev_tty_leads_session(unsigned vt);
 
 /* A recorded session's leader still counts: the same process (pid and start
- * time), not a zombie, and VT N still its controlling tty. */
+ * time), not a zombie, and VT N still its controlling tty, or (util-linux
+ * login) no controlling tty and a child leading the session of VT N. */
 bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt);
 
 /* The VT in the foreground (from /sys/class/tty/tty0/active), or -errno. */
 int xdev_vt_active(void);
 
-/* The login decision on PAM items alone (no syscalls): a user, RHOST empty
- * and RUSER empty. */
+/* The login decision of doc/DESIGN.md §3.3 on PAM items alone (no
+ * syscalls): a user, RHOST empty and RUSER empty. */
 bool xdev_login_items_are_local(const char *user, const char *ruser, const char *rhost);

@@ -129,6 +129,72 @@ static int cmd_revoke(struct xdev_ctx *ctx, const char *who) {
         return EXIT_OK;
 }
 
+struct flags {
+        bool json, force, all;
+};
+
+static int cmd_status(struct xdev_ctx *ctx, char **args, const struct flags *f) {
+        (void) args;
+        return xdev_status(ctx, stdout, f->json) < 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+static int cmd_revoke_args(struct xdev_ctx *ctx, char **args, const struct flags *f) {
+        return cmd_revoke(ctx, f->all ? NULL : args[0]);
+}
+
+static int cmd_apply_args(struct xdev_ctx *ctx, char **args, const struct flags *f) {
+        (void) f;
+        return cmd_apply(ctx, args[0], false);
+}
+
+static int cmd_forget_args(struct xdev_ctx *ctx, char **args, const struct flags *f) {
+        (void) f;
+        return cmd_apply(ctx, args[0], true);
+}
+
+static int cmd_gc(struct xdev_ctx *ctx, char **args, const struct flags *f) {
+        int r;
+        (void) args, (void) f;
+        r = xdev_gc(ctx);
+        if (r >= 0)
+                xdev_debug(&ctx->log, "reaped %d session(s)", r);
+        return r < 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+static int cmd_reset(struct xdev_ctx *ctx, char **args, const struct flags *f) {
+        (void) args;
+        return xdev_reset(ctx, f->force) < 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+/* The commands: name, operands (-1: "revoke", one operand or --all) and the
+ * function. */
+static const struct command {
+        const char *name;
+        int operands;
+        int (*run)(struct xdev_ctx *ctx, char **args, const struct flags *f);
+} commands[] = {
+        { "status", 0, cmd_status },
+        { "apply", 1, cmd_apply_args },
+        { "forget", 1, cmd_forget_args },
+        { "gc", 0, cmd_gc },
+        { "reset", 0, cmd_reset },
+        { "revoke", -1, cmd_revoke_args },
+};
+
+static int run_command(struct xdev_ctx *ctx, const char *name, int n_args, char **args, const struct flags *f) {
+        for (size_t i = 0; i < XDEV_ELEMENTSOF(commands); i++) {
+                const struct command *c = &commands[i];
+                int want = c->operands >= 0 ? c->operands : f->all ? 0 : 1;
+                if (strcmp(name, c->name) != 0)
+                        continue;
+                if (n_args != want)
+                        break;
+                return c->run(ctx, args, f);
+        }
+        usage(stderr);
+        return EXIT_USAGE;
+}
+
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "conf", required_argument, NULL, 'c' },
@@ -201,23 +267,7 @@ int main(int argc, char **argv) {
         }
         ctx.log.debug = debug || ctx.config.debug;
 
-        if (strcmp(cmd, "status") == 0 && optind == argc) {
-                ret = xdev_status(&ctx, stdout, json) < 0 ? EXIT_FAILED : EXIT_OK;
-        } else if (strcmp(cmd, "revoke") == 0 && (all ? optind == argc : optind + 1 == argc))
-                ret = cmd_revoke(&ctx, all ? NULL : argv[optind]);
-        else if ((strcmp(cmd, "apply") == 0 || strcmp(cmd, "forget") == 0) && optind + 1 == argc)
-                ret = cmd_apply(&ctx, argv[optind], cmd[0] == 'f');
-        else if (strcmp(cmd, "gc") == 0 && optind == argc) {
-                r = xdev_gc(&ctx);
-                ret = r < 0 ? EXIT_FAILED : EXIT_OK;
-                if (r >= 0)
-                        xdev_debug(&ctx.log, "reaped %d session(s)", r);
-        } else if (strcmp(cmd, "reset") == 0 && optind == argc)
-                ret = xdev_reset(&ctx, force) < 0 ? EXIT_FAILED : EXIT_OK;
-        else {
-                usage(stderr);
-                ret = EXIT_USAGE;
-        }
+        ret = run_command(&ctx, cmd, argc - optind, argv + optind, &(struct flags) { json, force, all });
         xdev_ctx_done(&ctx);
         return ret;
 }

@@ -405,10 +405,13 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
         const char *v;
         int r;
 
+        pid_t shell = 0;
+        int ttyfd = -1;
+
         (void) setsid();
         (void) snprintf(path, sizeof path, "/dev/tty%d", vt);
         if (!o->no_ctty) {
-                int fd = open(path, O_RDWR | O_NOFOLLOW);
+                int fd = ttyfd = open(path, O_RDWR | O_NOFOLLOW);
                 if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0) {
                         fprintf(stderr, "harness: cannot make %s the controlling tty: %s\n", path, strerror(errno));
                         _exit(98);
@@ -441,6 +444,41 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
         for (const char **e = o->env; e && *e; e++)
                 (void) pam_putenv(pamh, *e);
         r = pam_open_session(pamh, 0);
+        if (o->detach && ttyfd >= 0) {
+                /* util-linux login's fork_session(): the parent drops the
+                 * tty, the child leads a new session on it */
+                (void) signal(SIGHUP, SIG_IGN);
+                (void) ioctl(ttyfd, TIOCNOTTY);
+                (void) close(ttyfd);
+                fds_before--;
+                (void) setsid();
+                shell = fork();
+                if (shell == 0) {
+                        (void) setsid();
+                        int fd = open(path, O_RDWR | O_NOFOLLOW);
+                        if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
+                                _exit(91);
+                        for (;;)
+                                pause();
+                }
+                /* the child has the VT once it leads its session on it */
+                for (int tries = 0; shell > 0 && tries < 500; tries++) {
+                        char sp[64], sb[512];
+                        (void) snprintf(sp, sizeof sp, "/proc/%d/stat", (int) shell);
+                        int sfd = open(sp, O_RDONLY | O_CLOEXEC);
+                        ssize_t sn = sfd >= 0 ? read(sfd, sb, sizeof sb - 1) : -1;
+                        if (sfd >= 0)
+                                (void) close(sfd);
+                        if (sn > 0) {
+                                sb[sn] = '\0';
+                                char *q = strrchr(sb, ')');
+                                int ppid, pgrp, sid, ttynr = 0;
+                                if (q && sscanf(q + 2, "%*c %d %d %d %d", &ppid, &pgrp, &sid, &ttynr) == 4 && ttynr != 0)
+                                        break;
+                        }
+                        usleep(10000);
+                }
+        }
         v = pam_getenv(pamh, "XDG_VTNR");
         (void) snprintf(reply, sizeof reply, "%d %s %s", r, v ? v : "-",
                         pam_getenv(pamh, "XDG_SEAT") ? pam_getenv(pamh, "XDG_SEAT") : "-");
@@ -450,6 +488,17 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                 _exit(95);
         if (cmd == 'x')
                 _exit(0); /* gone without closing: for h_session_exit */
+        if (cmd == 'k' && shell > 0) {
+                (void) kill(shell, SIGKILL);
+                (void) waitpid(shell, NULL, 0);
+                shell = 0;
+                if (write(out, "k", 1) != 1 || read(in, &cmd, 1) != 1)
+                        _exit(95);
+        }
+        if (shell > 0) {
+                (void) kill(shell, SIGKILL);
+                (void) waitpid(shell, NULL, 0);
+        }
         r = r == PAM_SUCCESS ? pam_close_session(pamh, 0) : PAM_SUCCESS;
         pam_end(pamh, r);
         closelog(); /* pam_syslog's socket is libc's, not a leak of ours */
@@ -532,6 +581,12 @@ void h_session_exit(struct h_session *s) {
                 usleep(10000);
         }
         die("session leader did not become a zombie");
+}
+
+void h_session_end_child(struct h_session *s) {
+        char c;
+        if (write(s->to_child, "k", 1) != 1 || read(s->from_child, &c, 1) != 1)
+                die("end child");
 }
 
 void h_session_reap(struct h_session *s) {

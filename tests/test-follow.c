@@ -266,6 +266,22 @@ START_TEST(test_zombie_leader_is_reaped) {
 }
 END_TEST
 
+/* util-linux login: its waiting parent gives up the VT and the child
+ * leads a session of its own on it. The session lives while that child
+ * does, and is reaped when it is gone. */
+START_TEST(test_util_linux_login_counts_while_its_child_leads_the_vt) {
+        struct h_session *a = h_session_open("xdalice", h_vt, &(struct h_opts) { .detach = true });
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert_int_eq(helper("gc", NULL), 0);
+        ck_assert_msg(shared_is(H_UID_ALICE, "rw"), "a live util-linux-style session was reaped");
+        h_session_end_child(a);
+        ck_assert_int_eq(helper("gc", NULL), 0);
+        ck_assert_msg(shared_is(H_UID_ALICE, ""), "the session outlived the child that held its VT");
+        /* gc reaped it already: login's own close finds nothing to do */
+        ck_assert_int_eq(h_session_close(a), H_IGNORED);
+}
+END_TEST
+
 /* A broken config makes "xdevices apply" refuse; it must not take the
  * devices from the holder nor save "holder -". */
 START_TEST(test_apply_with_broken_config_changes_nothing) {
@@ -343,6 +359,7 @@ static Suite *suite(void) {
         tcase_add_checked_fixture(tn, fresh, teardown);
         tcase_add_test(tn, test_su_to_oneself_never_counts);
         tcase_add_test(tn, test_zombie_leader_is_reaped);
+        tcase_add_test(tn, test_util_linux_login_counts_while_its_child_leads_the_vt);
         tcase_add_test(tn, test_apply_with_broken_config_changes_nothing);
         tcase_add_test(tn, test_gc_keeps_the_owner_login_gave_the_vt);
         tcase_add_test(tn, test_hard_linked_node_is_restored);

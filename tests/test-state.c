@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The state codec (round trip, and refusal of anything else) and the holder
- * election of DESIGN §3.4. */
+ * election of doc/DESIGN.md §3.4. */
 #include "config.h"
 
 #include <check.h>
