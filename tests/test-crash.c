@@ -110,15 +110,17 @@ static struct raw raw_open(const char *user, int vt, const char *fault) {
         return s;
 }
 
-/* Returns the child's wait status after it closed (or died closing). */
+/* Returns the child's wait status after it closed (or died closing). A
+ * child that is already dead cannot read: EPIPE means it is gone, and its
+ * wait status says how. */
 static int raw_close(struct raw *s, const char *fault) {
         char cmd[128];
         int status = 0;
 
         snprintf(cmd, sizeof cmd, "c%s", fault ? fault : "");
-        if (s->open_ret != -1)
-                (void) write(s->to, cmd, strlen(cmd) + 1);
-        (void) waitpid(s->pid, &status, 0);
+        if (s->open_ret != -1 && write(s->to, cmd, strlen(cmd) + 1) < 0)
+                ck_assert_msg(errno == EPIPE, "write to the session child: %s", strerror(errno));
+        ck_assert_int_eq(waitpid(s->pid, &status, 0), s->pid);
         close(s->to);
         close(s->from);
         return status;
@@ -249,8 +251,8 @@ START_TEST(test_kill_during_apply_and_gc) {
                 ck_assert_int_eq(h_run_helper(argv, env, NULL), 128 + SIGKILL);
         }
         /* the leader dies too, and the first gc dies half way */
-        kill(a.pid, SIGKILL);
-        (void) raw_close(&a, NULL);
+        ck_assert_int_eq(kill(a.pid, SIGKILL), 0);
+        ck_assert_msg(killed(raw_close(&a, NULL)), "the leader was not killed");
         ck_assert_int_eq(helper_run("node-converge:kill@3", "gc", NULL, NULL), 128 + SIGKILL);
         ck_assert_int_eq(helper_run(NULL, "gc", NULL, NULL), 0);
         char *now = h_node_describe("/dev/input/event0");
