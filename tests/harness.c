@@ -296,7 +296,8 @@ char *h_log_take(void) {
         buf = calloc(1, cap);
         if (!buf)
                 die("calloc");
-        for (int tries = 0; tries < 500; tries++) {
+        /* Bounded at 60 s; the logger child may be slow to run under load. */
+        for (int tries = 0; tries < 6000; tries++) {
                 fd = open(H_ROOT "/syslog", O_RDONLY | O_CLOEXEC);
                 if (fd < 0)
                         die("syslog file");
