@@ -220,6 +220,18 @@ int h_init(void) {
         exit(99);
 }
 
+const char *h_use_fault_build(void) {
+        const char *helper = getenv("XDEV_TEST_HELPER"), *module = getenv("XDEV_TEST_MODULE");
+
+        if (!helper || !module) {
+                fprintf(stderr, "XDEV_TEST_HELPER and XDEV_TEST_MODULE must be set\n");
+                exit(99);
+        }
+        if (setenv("XDEV_MODULE", module, 1) < 0) /* h_fresh writes it into the service file */
+                die("setenv");
+        return helper;
+}
+
 static const char default_conf[] =
         "# test config\n"
         "devices = glob\n"
@@ -408,7 +420,7 @@ static int conv(int n, const struct pam_message **msg, struct pam_response **res
 static void child_session(const char *user, int vt, const struct h_opts *o, int in, int out) {
         struct pam_conv c = { conv, NULL };
         pam_handle_t *pamh = NULL;
-        char tty[32], path[32], cmd, reply[128];
+        char tty[32], path[32], cmd[128] = "", reply[128];
         const char *v;
         int r;
 
@@ -435,14 +447,20 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                 (void) pam_set_item(pamh, PAM_RUSER, o->ruser);
         for (const char **e = o->env; e && *e; e++)
                 (void) pam_putenv(pamh, *e);
+        if (o->fault)
+                (void) setenv("XDEV_FAULT", o->fault, 1);
         r = pam_open_session(pamh, 0);
+        (void) unsetenv("XDEV_FAULT");
         v = pam_getenv(pamh, "XDG_VTNR");
         (void) snprintf(reply, sizeof reply, "%d %s %s", r, v ? v : "-",
                         pam_getenv(pamh, "XDG_SEAT") ? pam_getenv(pamh, "XDG_SEAT") : "-");
         if (write(out, reply, strlen(reply) + 1) < 0)
                 _exit(96);
-        if (read(in, &cmd, 1) != 1)
+        /* "c" then the fault to close with, if any */
+        if (read(in, cmd, sizeof cmd - 1) <= 0 || cmd[0] != 'c')
                 _exit(95);
+        if (cmd[1])
+                (void) setenv("XDEV_FAULT", cmd + 1, 1);
         r = r == PAM_SUCCESS ? pam_close_session(pamh, 0) : PAM_SUCCESS;
         pam_end(pamh, r);
         closelog(); /* pam_syslog's socket is libc's, not a leak of ours */
@@ -453,15 +471,15 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
         _exit(r == PAM_SUCCESS ? 0 : 10 + (r & 0x7f));
 }
 
-struct h_session *h_session_open(const char *user, int vt, const struct h_opts *opts) {
+struct h_session *h_session_start(const char *user, int vt, const struct h_opts *opts) {
         static const struct h_opts none;
         struct h_session *s = calloc(1, sizeof *s);
         int to[2], from[2];
-        char reply[128] = "";
-        ssize_t n;
 
         if (!s || pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0)
                 die("pipe");
+        s->faulty = opts && opts->fault;
+        s->open_ret = -1;
         fflush(NULL);
         s->pid = fork();
         if (s->pid < 0)
@@ -475,9 +493,18 @@ struct h_session *h_session_open(const char *user, int vt, const struct h_opts *
         (void) close(from[1]);
         s->to_child = to[1];
         s->from_child = from[0];
+        return s;
+}
+
+int h_session_opened(struct h_session *s) {
+        char reply[128] = "";
+        ssize_t n;
+
         n = read(s->from_child, reply, sizeof reply - 1);
         if (n <= 0) {
                 int status = 0;
+                if (s->faulty)
+                        return s->open_ret = -1; /* h_session_close_status reaps it */
                 (void) waitpid(s->pid, &status, 0);
                 fprintf(stderr, "harness: session child died before open_session returned (status %d)\n", status);
                 exit(99);
@@ -485,20 +512,35 @@ struct h_session *h_session_open(const char *user, int vt, const struct h_opts *
         reply[n] = '\0';
         if (sscanf(reply, "%d %31s %31s", &s->open_ret, s->xdg_vtnr, s->xdg_seat) != 3)
                 die("reply");
+        return s->open_ret;
+}
+
+struct h_session *h_session_open(const char *user, int vt, const struct h_opts *opts) {
+        struct h_session *s = h_session_start(user, vt, opts);
+
+        (void) h_session_opened(s);
         return s;
 }
 
-int h_session_close(struct h_session *s) {
+int h_session_close_status(struct h_session *s, const char *fault) {
+        char cmd[128];
         int status = 0;
 
+        (void) snprintf(cmd, sizeof cmd, "c%s", fault ? fault : "");
         /* EPIPE: the child is already gone; its status says how. */
-        if (write(s->to_child, "c", 1) != 1 && errno != EPIPE)
+        if (s->open_ret != -1 && write(s->to_child, cmd, strlen(cmd) + 1) < 0 && errno != EPIPE)
                 die("write");
         if (waitpid(s->pid, &status, 0) < 0)
                 die("waitpid");
         (void) close(s->to_child);
         (void) close(s->from_child);
         free(s);
+        return status;
+}
+
+int h_session_close(struct h_session *s) {
+        int status = h_session_close_status(s, NULL);
+
         if (!WIFEXITED(status))
                 return -1;
         return WEXITSTATUS(status) == 0 ? PAM_SUCCESS : WEXITSTATUS(status) - 10;

@@ -26,6 +26,7 @@
 #include "harness.h"
 #include "util.h"
 #include "linger.h"
+#include "runner.h"
 
 static char logbuf[16384];
 
@@ -504,9 +505,5 @@ static Suite *suite(void) {
 
 int main(void) {
         (void) h_init();
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return h_suite_run(suite());
 }
