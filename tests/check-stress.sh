@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Flake hunt: every test program given runs STRESS_RUNS times, the copies
-# started together, while STRESS_HOG busy loops keep the CPUs full. The
+# started together, while STRESS_HOG busy loops load the CPUs. The
 # copies queue on the harness's test lock (the VTs and device numbers they
 # use are the machine's: two at once would test each other), so the load
 # is what changes the timing. Any run that does not pass is a flake.
@@ -37,9 +37,18 @@ stop_hog() {
 }
 trap 'stop_hog' EXIT
 trap 'stop_hog; exit 130' INT TERM
+# Loop 1 spins without a pause; the others spin and sleep in turns (about
+# 0.1 s each), so the runs see a full machine and a CPU going free at any
+# moment. A constant full load alone hides races that need a free CPU: a
+# killed child that exits at once on the other CPU is what made
+# test_kill_during_apply_and_gc write into a dead pipe.
 i=0
 while [ "$i" -lt "$hog" ]; do
-	sh -c 'while :; do :; done' &
+	if [ "$i" = 0 ]; then
+		sh -c 'while :; do :; done' &
+	else
+		sh -c 'while :; do n=0; while [ $n -lt 50000 ]; do n=$((n + 1)); done; sleep 0.1; done' &
+	fi
 	hog_pids="$hog_pids $!"
 	i=$((i + 1))
 done
