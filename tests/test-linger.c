@@ -28,6 +28,7 @@
 #include "harness.h"
 #include "util.h"
 #include "linger.h"
+#include "runner.h"
 
 static char logbuf[16384];
 
@@ -227,8 +228,11 @@ static struct xdev_linger_counts sweep(enum xdev_linger policy, const struct xde
         struct xdev_linger_opts o = extra ? *extra : (struct xdev_linger_opts) { 0 };
         struct xdev_linger_counts c;
         o.policy = policy;
+        /* The grace period only bounds the wait: a holder that dies of
+         * SIGTERM ends it at once. A short one made a holder that was not
+         * scheduled in time under load die of SIGKILL instead. */
         if (!o.grace_ms)
-                o.grace_ms = 300;
+                o.grace_ms = XDEV_LINGER_GRACE_MAX_MS;
         ck_assert_int_eq(xdev_linger_sweep(&vt_target, 1, &o, &test_log, &c), 0);
         return c;
 }
@@ -269,7 +273,9 @@ START_TEST(test_kill_sends_sigkill_after_grace) {
         clock_gettime(CLOCK_MONOTONIC, &b);
         long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
         ck_assert_uint_eq(c.terminated, 1);
-        ck_assert_msg(ms >= 400 && ms < 2500, "took %ld ms for a 400 ms grace", ms);
+        /* Only the lower bound is the behaviour; the upper one just says the
+         * sweep did not wait for ever, with room for a loaded machine. */
+        ck_assert_msg(ms >= 400 && ms < 400 + XDEV_LINGER_GRACE_MAX_MS, "took %ld ms for a 400 ms grace", ms);
         ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
         h.reaped = true;
         ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL, "status %#x", h.status);
@@ -461,7 +467,7 @@ END_TEST
 /* The module: logout of the holder sweeps what it held (tty0 here, the one
  * shared node that opens on the host). */
 static const char console_conf[] =
-        "devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\nlinger_grace = 300\n";
+        "devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\nlinger_grace = 30000\n";
 
 static void conf_with(const char *extra) {
         char conf[512];
@@ -649,9 +655,5 @@ static Suite *suite(void) {
 
 int main(void) {
         (void) h_init();
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return h_suite_run(suite());
 }
