@@ -78,8 +78,8 @@ static void make_nodes(unsigned n) {
         (void) system("rm -f /dev/input/* /dev/dri/*");
         for (unsigned k = 0; k < n; k++) {
                 ev_path(p, sizeof p, k);
-                if (mknod(p, S_IFCHR | 0660, makedev(13, EV_MINOR0 + k)) < 0 || chown(p, 0, input) < 0 ||
-                    chmod(p, 0660) < 0)
+                if (mknod(p, S_IFCHR | 0660, makedev(13, EV_MINOR0 + k)) < 0 ||
+                    chown(p, 0, input) < 0 || chmod(p, 0660) < 0)
                         die(p);
         }
 }
@@ -90,8 +90,8 @@ static void add_node(unsigned k) {
 
         ev_path(p, sizeof p, k);
         (void) unlink(p);
-        if (mknod(p, S_IFCHR | 0660, makedev(13, EV_MINOR0 + k)) < 0 || chown(p, 0, g ? g->gr_gid : 105) < 0 ||
-            chmod(p, 0660) < 0)
+        if (mknod(p, S_IFCHR | 0660, makedev(13, EV_MINOR0 + k)) < 0 ||
+            chown(p, 0, g ? g->gr_gid : 105) < 0 || chmod(p, 0660) < 0)
                 die(p);
 }
 
@@ -120,8 +120,8 @@ static int conv(int n, const struct pam_message **msg, struct pam_response **res
 
 /* The measured unit: one session, open then close. Not inlined, so
  * callgrind can collect exactly this function. */
-static __attribute__((noinline)) int xdb_pam_session(pam_handle_t *pamh, uint64_t *ret_open, uint64_t *ret_close,
-                                                     int n_check) {
+static __attribute__((noinline)) int xdb_pam_session(pam_handle_t *pamh, uint64_t *ret_open,
+                                                     uint64_t *ret_close, int n_check) {
         uint64_t t0, t1, t2, t3;
         int r;
 
@@ -133,11 +133,12 @@ static __attribute__((noinline)) int xdb_pam_session(pam_handle_t *pamh, uint64_
                 /* not timed: did the grant happen on the first and last node? */
                 char p[64];
                 const char *a;
-                for (int k = 0; k < n_check; k += n_check > 1 ? n_check - 1 : 1) {
+                for (int k = 0; k < n_check; k += (n_check > 1 ? n_check - 1 : 1)) {
                         ev_path(p, sizeof p, (unsigned) k);
                         a = h_acl_of(p, UID);
                         if (!a || strcmp(a, "rw") != 0) {
-                                fprintf(stderr, "xdbench: %s not granted (\"%s\")\n", p, a ? a : "?");
+                                fprintf(stderr, "xdbench: %s not granted (\"%s\")\n", p,
+                                        a ? a : "?");
                                 return -1;
                         }
                 }
@@ -215,7 +216,10 @@ static __attribute__((noinline)) int xdb_floor(unsigned n, acl_t acl) {
 }
 
 static acl_t grant_acl(void) {
-        acl_t acl = acl_from_text("u::rw-,u:" "61001" ":rw-,g::rw-,m::rw-,o::---");
+        acl_t acl = acl_from_text(
+                "u::rw-,u:"
+                "61001"
+                ":rw-,g::rw-,m::rw-,o::---");
         if (!acl)
                 die("acl_from_text");
         return acl;
@@ -323,7 +327,9 @@ struct stats {
 
 static struct stats stats_of(uint64_t *v, int n) {
         qsort(v, (size_t) n, sizeof *v, cmp_u64);
-        return (struct stats) { v[0] / 1e6, (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) / 1e6, v[n - 1] / 1e6 };
+        return (struct stats) { v[0] / 1e6,
+                                (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) / 1e6,
+                                v[n - 1] / 1e6 };
 }
 
 /* Parses "a b" lines into sums. */
@@ -384,7 +390,8 @@ static struct trace_count trace_parse(const char *log, int pairs) {
                                 break;
                         continue;
                 }
-                if (!in || strncmp(s, "<...", 4) == 0 || strncmp(s, "+++", 3) == 0 || strncmp(s, "---", 3) == 0)
+                if (!in || strncmp(s, "<...", 4) == 0 || strncmp(s, "+++", 3) == 0 ||
+                    strncmp(s, "---", 3) == 0)
                         continue;
                 c.syscalls++;
                 if (pid != main_pid)
@@ -440,7 +447,8 @@ static uint64_t callgrind_fn(const char *file, const char *name, bool inclusive)
         uint64_t best = 0, sum = 0;
         FILE *p;
 
-        (void) snprintf(cmd, sizeof cmd, "callgrind_annotate --threshold=100 --inclusive=%s '%s' 2>/dev/null",
+        (void) snprintf(cmd, sizeof cmd,
+                        "callgrind_annotate --threshold=100 --inclusive=%s '%s' 2>/dev/null",
                         inclusive ? "yes" : "no", file);
         (void) snprintf(want, sizeof want, ":%s", name);
         p = popen(cmd, "re");
@@ -494,7 +502,7 @@ struct row {
         long pam_sys, floor_sys, base_sys, helper_sys;
         uint64_t pam_ir, floor_ir, helper_ir, pam_strcmp_ir, pam_list_add_ir, pam_find_node_ir;
         long forks, execs, pids;
-        uint64_t pam_heap;      /* bytes, massif peak of one --pam process */
+        uint64_t pam_heap;        /* bytes, massif peak of one --pam process */
         long pam_rss, helper_rss; /* KiB, ru_maxrss */
 };
 
@@ -522,7 +530,8 @@ static void measure_pam(struct row *row, int runs) {
         row->pam_close = stats_of(c, got);
 
         /* syscalls, and fork/exec inside the PAM calls */
-        free(run_on_vt((char *[]) { "strace", "-f", "-qq", "-o", log, self_exe, "--pam", n_s, "1", "0", NULL }));
+        free(run_on_vt((char *[]) { "strace", "-f", "-qq", "-o", log, self_exe, "--pam", n_s, "1",
+                                    "0", NULL }));
         struct trace_count tc = trace_parse(log, 1);
         row->pam_sys = tc.syscalls;
         row->forks = tc.forks;
@@ -530,29 +539,33 @@ static void measure_pam(struct row *row, int runs) {
         row->pids = tc.pids;
         if (getenv("XDBENCH_KEEP")) {
                 char cmd[256];
-                (void) snprintf(cmd, sizeof cmd, "cp %s %s.%u", log, getenv("XDBENCH_KEEP"), row->n);
+                (void) snprintf(cmd, sizeof cmd, "cp %s %s.%u", log, getenv("XDBENCH_KEEP"),
+                                row->n);
                 (void) system(cmd);
         }
         (void) unlink(log);
 
         /* instructions in xdb_pam_session only */
-        free(run_on_vt((char *[]) { "valgrind", "--tool=callgrind", "-q", "--toggle-collect=xdb_pam_session*",
-                                    "--callgrind-out-file=" H_ROOT "/callgrind.pam", "--log-file=/dev/null",
-                                    self_exe, "--pam", n_s, "1", "0", NULL }));
+        free(run_on_vt((char *[]) {
+                "valgrind", "--tool=callgrind", "-q", "--toggle-collect=xdb_pam_session*",
+                "--callgrind-out-file=" H_ROOT "/callgrind.pam", "--log-file=/dev/null", self_exe,
+                "--pam", n_s, "1", "0", NULL }));
         row->pam_ir = callgrind_total(cg);
         row->pam_strcmp_ir = callgrind_fn(cg, "strcmp", false);
         row->pam_list_add_ir = callgrind_fn(cg, "list_add", true);
         row->pam_find_node_ir = callgrind_fn(cg, "xdev_state_find_node", true);
         if (getenv("XDBENCH_KEEP")) {
                 char cmd[256];
-                (void) snprintf(cmd, sizeof cmd, "cp %s %s.callgrind.%u", cg, getenv("XDBENCH_KEEP"), row->n);
+                (void) snprintf(cmd, sizeof cmd, "cp %s %s.callgrind.%u", cg,
+                                getenv("XDBENCH_KEEP"), row->n);
                 (void) system(cmd);
         }
         (void) unlink(cg);
 
         /* memory: the heap at its peak, whole process (libpam, the module) */
-        free(run_on_vt((char *[]) { "valgrind", "--tool=massif", "-q", "--massif-out-file=" H_ROOT "/massif.pam",
-                                    "--log-file=/dev/null", self_exe, "--pam", n_s, "1", "0", NULL }));
+        free(run_on_vt((char *[]) {
+                "valgrind", "--tool=massif", "-q", "--massif-out-file=" H_ROOT "/massif.pam",
+                "--log-file=/dev/null", self_exe, "--pam", n_s, "1", "0", NULL }));
         row->pam_heap = massif_peak(H_ROOT "/massif.pam");
         (void) unlink(H_ROOT "/massif.pam");
 }
@@ -573,12 +586,14 @@ static void measure_floor(struct row *row, int runs) {
         if (got != runs)
                 exit(99);
         row->floor = stats_of(sum, got);
-        free(run_on_vt((char *[]) { "strace", "-f", "-qq", "-o", log, self_exe, "--floor", n_s, "1", NULL }));
+        free(run_on_vt((char *[]) { "strace", "-f", "-qq", "-o", log, self_exe, "--floor", n_s, "1",
+                                    NULL }));
         row->floor_sys = trace_parse(log, 2).syscalls;
         (void) unlink(log);
-        free(run_on_vt((char *[]) { "valgrind", "--tool=callgrind", "-q", "--toggle-collect=xdb_floor*",
-                                    "--callgrind-out-file=" H_ROOT "/callgrind.floor", "--log-file=/dev/null",
-                                    self_exe, "--floor", n_s, "1", NULL }));
+        free(run_on_vt((char *[]) { "valgrind", "--tool=callgrind", "-q",
+                                    "--toggle-collect=xdb_floor*",
+                                    "--callgrind-out-file=" H_ROOT "/callgrind.floor",
+                                    "--log-file=/dev/null", self_exe, "--floor", n_s, "1", NULL }));
         row->floor_ir = callgrind_total(cg);
         (void) unlink(cg);
 }
@@ -610,8 +625,10 @@ static void measure_baseline(struct row *row, int runs) {
                 v[i] = baseline_once(row->n);
         row->base = stats_of(v, runs);
         /* syscalls of one grant + one restore process (constant per node) */
-        char *argv[] = { "/usr/bin/strace", "-f", "-qq", "-o", log, "/usr/bin/setfacl", "-m", "u:61001:rw",
-                         "/dev/input/event0", NULL };
+        char *argv[] = {
+                "/usr/bin/strace",   "-f", "-qq", "-o", log, "/usr/bin/setfacl", "-m", "u:61001:rw",
+                "/dev/input/event0", NULL
+        };
         (void) spawn_wait(argv, NULL);
         row->base_sys = trace_total(log);
         argv[6] = "-x";
@@ -626,8 +643,15 @@ static void measure_baseline(struct row *row, int runs) {
 static void measure_helper(struct row *row, int runs) {
         uint64_t v[MAX_RUNS];
         char p[64], e_dev[96], e_min[32];
-        char *env[] = { "ACTION=add", e_dev, "MAJOR=13", e_min, "XDEVICES_CLASS=input", "SUBSYSTEM=input",
-                        "TAGS=:xdevices:", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+        char *env[] = { "ACTION=add",
+                        e_dev,
+                        "MAJOR=13",
+                        e_min,
+                        "XDEVICES_CLASS=input",
+                        "SUBSYSTEM=input",
+                        "TAGS=:xdevices:",
+                        "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                        NULL };
         char *argv[] = { (char *) helper_path, "--conf=" H_CONF, "apply", p, NULL };
         struct h_session *s;
         unsigned k = row->n;
@@ -646,16 +670,22 @@ static void measure_helper(struct row *row, int runs) {
                 if (i == runs) {
                         /* syscalls: whole process */
                         char log[] = H_ROOT "/strace.helper";
-                        char *sargv[] = { "/usr/bin/strace", "-f", "-qq", "-o", log, argv[0], argv[1], argv[2],
-                                          argv[3], NULL };
+                        char *sargv[] = { "/usr/bin/strace", "-f",    "-qq",   "-o",    log,
+                                          argv[0],           argv[1], argv[2], argv[3], NULL };
                         (void) spawn_wait(sargv, env);
                         row->helper_sys = trace_total(log);
                         (void) unlink(log);
                 } else if (i == runs + 1) {
                         char cg[] = H_ROOT "/callgrind.helper";
-                        char *vargv[] = { "/usr/bin/valgrind", "--tool=callgrind", "-q",
-                                          "--callgrind-out-file=" H_ROOT "/callgrind.helper", argv[0], argv[1],
-                                          argv[2], argv[3], NULL };
+                        char *vargv[] = { "/usr/bin/valgrind",
+                                          "--tool=callgrind",
+                                          "-q",
+                                          "--callgrind-out-file=" H_ROOT "/callgrind.helper",
+                                          argv[0],
+                                          argv[1],
+                                          argv[2],
+                                          argv[3],
+                                          NULL };
                         (void) spawn_wait(vargv, env);
                         row->helper_ir = callgrind_total(cg);
                         (void) unlink(cg);
@@ -688,7 +718,6 @@ static void measure_helper(struct row *row, int runs) {
         }
 }
 
-
 /* xdevicesd's step at a VT switch, called in this process as the daemon
  * calls it: alice on one VT and bob on the next, the active VT flips, and
  * each call takes the N nodes (and the VT-less wait) from one to the other:
@@ -713,7 +742,7 @@ static void measure_handover(struct row *row, int runs) {
         if (xdev_config_load(&ctx.config, H_CONF, NULL) < 0)
                 die("handover config");
         row->handover_ok = a->open_ret == PAM_SUCCESS && b->open_ret == PAM_SUCCESS &&
-                           xdev_follow_update(&ctx, &self, res) == 0;
+                xdev_follow_update(&ctx, &self, res) == 0;
         if (runs > HANDOVER_RUNS)
                 runs = HANDOVER_RUNS;
         for (int i = 0; i < runs && row->handover_ok; i++) {
@@ -726,9 +755,10 @@ static void measure_handover(struct row *row, int runs) {
                 char p[64];
                 ev_path(p, sizeof p, row->n - 1);
                 const char *acl = h_acl_of(p, to_bob ? H_UID_BOB : UID);
-                if (r < 0 || !res->changed || !res->has_holder || res->holder != (to_bob ? H_UID_BOB : UID) ||
-                    !acl || strcmp(acl, "rw") != 0) {
-                        fprintf(stderr, "xdbench: handover %d did not move the devices (r=%d)\n", i, r);
+                if (r < 0 || !res->changed || !res->has_holder ||
+                    res->holder != (to_bob ? H_UID_BOB : UID) || !acl || strcmp(acl, "rw") != 0) {
+                        fprintf(stderr, "xdbench: handover %d did not move the devices (r=%d)\n", i,
+                                r);
                         row->handover_ok = false;
                 }
         }
@@ -759,8 +789,8 @@ static void print_machine(void) {
         if (f)
                 (void) fclose(f);
         (void) uname(&u);
-        printf("Machine: %ld CPUs (nproc), %s; kernel %s %s; %s\n\n", sysconf(_SC_NPROCESSORS_ONLN), model,
-               u.release, u.machine, u.version);
+        printf("Machine: %ld CPUs (nproc), %s; kernel %s %s; %s\n\n", sysconf(_SC_NPROCESSORS_ONLN),
+               model, u.release, u.machine, u.version);
 }
 
 static int runs_for(unsigned n, bool baseline) {
@@ -828,56 +858,64 @@ static bool print_table(const struct row *rows, size_t n_rows) {
         for (i = 0; i < n_rows; i++)
                 printf("---:|");
         printf("\n");
-#define ROW(label, ...)                                  \
-        do {                                             \
-                ROW_BEGIN(label);                        \
-                for (i = 0; i < n_rows; i++) {           \
-                        const struct row *r = &rows[i];  \
-                        (void) r;                        \
-                        cell(__VA_ARGS__);               \
-                }                                        \
-                ROW_END();                               \
+#define ROW(label, ...) \
+        do { \
+                ROW_BEGIN(label); \
+                for (i = 0; i < n_rows; i++) { \
+                        const struct row *r = &rows[i]; \
+                        (void) r; \
+                        cell(__VA_ARGS__); \
+                } \
+                ROW_END(); \
         } while (0)
-        ROW("**pam** open+close, ms min / med / max", "%.2f / %.2f / %.2f", r->pam.min, r->pam.med, r->pam.max);
+        ROW("**pam** open+close, ms min / med / max", "%.2f / %.2f / %.2f", r->pam.min, r->pam.med,
+            r->pam.max);
         ROW("pam open / close, ms (median)", "%.2f / %.2f", r->pam_open.med, r->pam_close.med);
         ROW("pam µs per node (median ÷ N)", "%.1f", r->pam.med * 1e3 / r->n);
         ROW("pam µs per added node (Δ from previous N)", "%.1f", marginal(rows, i, f_pam_us));
         ROW("pam syscalls: total / per node", "%ld / %.1f", r->pam_sys, (double) r->pam_sys / r->n);
         ROW("pam syscalls per added node", "%.1f", marginal(rows, i, f_pam_sys));
-        ROW("pam instructions: total / per node", "%.2fM / %.0fk", r->pam_ir / 1e6, (double) r->pam_ir / r->n / 1e3);
+        ROW("pam instructions: total / per node", "%.2fM / %.0fk", r->pam_ir / 1e6,
+            (double) r->pam_ir / r->n / 1e3);
         ROW("pam instructions per added node", "%.0fk", marginal(rows, i, f_pam_ir) / 1e3);
         ROW("… of which in strcmp (linear searches by path)", "%.0f%%",
             100.0 * ratio((double) r->pam_strcmp_ir, (double) r->pam_ir));
-        ROW("… in list_add (device list dedup) / xdev_state_find_node (ledger lookup), inclusive", "%.0f%% / %.0f%%",
-            100.0 * ratio((double) r->pam_list_add_ir, (double) r->pam_ir),
+        ROW("… in list_add (device list dedup) / xdev_state_find_node (ledger lookup), inclusive",
+            "%.0f%% / %.0f%%", 100.0 * ratio((double) r->pam_list_add_ir, (double) r->pam_ir),
             100.0 * ratio((double) r->pam_find_node_ir, (double) r->pam_ir));
         ROW("pam peak heap (massif, whole process): KiB / bytes per added node", "%.0f / %.0f",
             (double) r->pam_heap / 1024, marginal(rows, i, f_pam_heap));
         ROW("pam max RSS (whole process, with libpam and libc), MiB", "%.1f", r->pam_rss / 1024.0);
-        ROW("fork / exec inside the PAM calls", "%s", r->forks || r->execs || r->pids ? "**FAIL**" : "none");
-        ROW("**handover** at a VT switch (xdevicesd's step), ms min / med / max", "%.2f / %.2f / %.2f%s",
-            r->handover.min, r->handover.med, r->handover.max, r->handover_ok ? "" : " **FAIL**");
-        ROW("**floor** grant+restore, ms min / med / max", "%.2f / %.2f / %.2f", r->floor.min, r->floor.med,
-            r->floor.max);
+        ROW("fork / exec inside the PAM calls", "%s",
+            r->forks || r->execs || r->pids ? "**FAIL**" : "none");
+        ROW("**handover** at a VT switch (xdevicesd's step), ms min / med / max",
+            "%.2f / %.2f / %.2f%s", r->handover.min, r->handover.med, r->handover.max,
+            r->handover_ok ? "" : " **FAIL**");
+        ROW("**floor** grant+restore, ms min / med / max", "%.2f / %.2f / %.2f", r->floor.min,
+            r->floor.med, r->floor.max);
         ROW("floor µs per node", "%.1f", r->floor.med * 1e3 / r->n);
         ROW("floor µs per added node", "%.1f", marginal(rows, i, f_floor_us));
         ROW("floor syscalls / instructions per node", "%.1f / %.1fk", (double) r->floor_sys / r->n,
             (double) r->floor_ir / r->n / 1e3);
-        ROW("**baseline** setfacl ×2N, ms min / med / max", "%.0f / %.0f / %.0f", r->base.min, r->base.med,
-            r->base.max);
-        ROW("baseline µs per node / syscalls per node", "%.0f / %ld", r->base.med * 1e3 / r->n, r->base_sys);
-        ROW("**pam / floor**: wall / syscalls / instructions", "%.1f× / %.1f× / %.1f×", ratio(r->pam.med, r->floor.med),
-            ratio((double) r->pam_sys, (double) r->floor_sys), ratio((double) r->pam_ir, (double) r->floor_ir));
+        ROW("**baseline** setfacl ×2N, ms min / med / max", "%.0f / %.0f / %.0f", r->base.min,
+            r->base.med, r->base.max);
+        ROW("baseline µs per node / syscalls per node", "%.0f / %ld", r->base.med * 1e3 / r->n,
+            r->base_sys);
+        ROW("**pam / floor**: wall / syscalls / instructions", "%.1f× / %.1f× / %.1f×",
+            ratio(r->pam.med, r->floor.med), ratio((double) r->pam_sys, (double) r->floor_sys),
+            ratio((double) r->pam_ir, (double) r->floor_ir));
         ROW("**baseline / pam**: wall", "%.0f×", ratio(r->base.med, r->pam.med));
-        ROW("**helper** `apply` (spawn to exit), ms min / med / max", "%.2f / %.2f / %.2f", r->helper.min,
-            r->helper.med, r->helper.max);
+        ROW("**helper** `apply` (spawn to exit), ms min / med / max", "%.2f / %.2f / %.2f",
+            r->helper.min, r->helper.med, r->helper.max);
         ROW("helper syscalls / instructions", "%ld / %.2fM", r->helper_sys, r->helper_ir / 1e6);
         ROW("helper max RSS, MiB", "%.1f", r->helper_rss / 1024.0);
-        ROW("helper µs / instructions per node already held (Δ)", "%.1f / %.0fk", i ? marginal(rows, i, f_helper_us) : 0.0,
+        ROW("helper µs / instructions per node already held (Δ)", "%.1f / %.0fk",
+            i ? marginal(rows, i, f_helper_us) : 0.0,
             i ? marginal(rows, i, f_helper_ir) / 1e3 : 0.0);
 #undef ROW
         for (i = 0; i < n_rows; i++)
-                fail = fail || rows[i].forks || rows[i].execs || rows[i].pids || !rows[i].handover_ok;
+                fail = fail || rows[i].forks || rows[i].execs || rows[i].pids ||
+                        !rows[i].handover_ok;
         if (n_rows > 1) {
                 const struct row *a = &rows[0], *b = &rows[n_rows - 1];
                 printf("\nGrowth N=%u → N=%u, per-node cost at N=%u ÷ per-node cost at N=%u (1.0 = linear; the fixed "
@@ -886,10 +924,11 @@ static bool print_table(const struct row *rows, size_t n_rows) {
                        a->n, b->n, b->n, a->n, ratio(b->pam.med / b->n, a->pam.med / a->n),
                        ratio((double) b->pam_ir / b->n, (double) a->pam_ir / a->n),
                        ratio((double) b->pam_sys / b->n, (double) a->pam_sys / a->n),
-                       ratio(b->floor.med / b->n, a->floor.med / a->n), ratio(b->base.med / b->n, a->base.med / a->n));
+                       ratio(b->floor.med / b->n, a->floor.med / a->n),
+                       ratio(b->base.med / b->n, a->base.med / a->n));
                 for (i = 1; i < n_rows; i++)
-                        printf("%s%.0fk (%u→%u)", i > 1 ? ", " : "", marginal(rows, i, f_pam_ir) / 1e3, rows[i - 1].n,
-                               rows[i].n);
+                        printf("%s%.0fk (%u→%u)", i > 1 ? ", " : "",
+                               marginal(rows, i, f_pam_ir) / 1e3, rows[i - 1].n, rows[i].n);
                 printf("; a flat series is linear, a rising one is superlinear.\n");
         }
         printf("\nNo fork or exec inside pam_open_session/pam_close_session: %s.\n",
@@ -907,7 +946,8 @@ int main(int argc, char **argv) {
                 h_vt = 0;
                 const char *vt = getenv("XDBENCH_VT");
                 h_vt = vt ? atoi(vt) : 0;
-                return child_pam((unsigned) atoi(argv[2]), atoi(argv[3]), argc > 4 && atoi(argv[4]));
+                return child_pam((unsigned) atoi(argv[2]), atoi(argv[3]),
+                                 argc > 4 && atoi(argv[4]));
         }
         if (argc >= 4 && strcmp(argv[1], "--floor") == 0)
                 return child_floor((unsigned) atoi(argv[2]), atoi(argv[3]));
@@ -930,8 +970,10 @@ int main(int argc, char **argv) {
                 die("/proc/self/exe");
         self_exe[l] = '\0';
         helper_path = getenv("XDEV_HELPER") ? getenv("XDEV_HELPER") : "../pam_xdevices/xdevices";
-        if (access("/usr/bin/strace", X_OK) || access("/usr/bin/valgrind", X_OK) || access("/usr/bin/setfacl", X_OK)) {
-                fprintf(stderr, "xdbench: needs strace, valgrind and setfacl (apt-get install strace valgrind acl)\n");
+        if (access("/usr/bin/strace", X_OK) || access("/usr/bin/valgrind", X_OK) ||
+            access("/usr/bin/setfacl", X_OK)) {
+                fprintf(stderr,
+                        "xdbench: needs strace, valgrind and setfacl (apt-get install strace valgrind acl)\n");
                 return 77;
         }
         t_start = now_ns();
@@ -941,7 +983,8 @@ int main(int argc, char **argv) {
         }
         /* The test lock: wait for a running test, but not forever (a stuck
          * one would block the benchmark); see h_init(). */
-        (void) setenv("H_LOCK_WAIT", getenv("XDBENCH_LOCK_WAIT") ? getenv("XDBENCH_LOCK_WAIT") : "90", 1);
+        (void) setenv("H_LOCK_WAIT",
+                      getenv("XDBENCH_LOCK_WAIT") ? getenv("XDBENCH_LOCK_WAIT") : "90", 1);
         h_init();
         t_start = now_ns();
         char vt_s[16];

@@ -80,7 +80,8 @@ unsigned xdev_class_major(enum xdev_class c) {
 }
 
 const char *xdev_access_to_string(enum xdev_access a) {
-        return (unsigned) a < XDEV_ELEMENTSOF(access_names) && access_names[a] ? access_names[a] : "off";
+        return (unsigned) a < XDEV_ELEMENTSOF(access_names) && access_names[a] ? access_names[a]
+                                                                               : "off";
 }
 
 const char *xdev_grant_mode_to_string(enum xdev_grant_mode m) {
@@ -228,7 +229,8 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
         if (strcmp(key, "debug") == 0)
                 return value ? parse_bool(value, &config->debug) : (config->debug = true, 0);
         if (!value)
-                return xdev_class_from_string(key) >= 0 || strcmp(key, "mode") == 0 ? -EINVAL : -ENOENT;
+                return xdev_class_from_string(key) >= 0 || strcmp(key, "mode") == 0 ? -EINVAL
+                                                                                    : -ENOENT;
 
         if (strcmp(key, "mode") == 0) {
                 c = NAME_LOOKUP(mode_names, value);
@@ -315,7 +317,8 @@ static int parse_line(struct xdev_config *tmp, char *line, const char *where, un
 
         for (char *p = line; *p; p++)
                 if ((unsigned char) *p < 0x20 && *p != '\t') {
-                        xdev_log(log, LOG_ERR, "\"%s\":%u: control character in line", where, lineno);
+                        xdev_log(log, LOG_ERR, "\"%s\":%u: control character in line", where,
+                                 lineno);
                         return -EINVAL;
                 }
         key = strip(line);
@@ -330,7 +333,8 @@ static int parse_line(struct xdev_config *tmp, char *line, const char *where, un
                 value = NULL;
         r = xdev_config_set(tmp, key, value);
         if (r == -ENOENT) {
-                xdev_log(log, LOG_WARNING, "\"%s\":%u: unknown key \"%s\", ignoring", where, lineno, key);
+                xdev_log(log, LOG_WARNING, "\"%s\":%u: unknown key \"%s\", ignoring", where, lineno,
+                         key);
                 return 0;
         }
         if (r < 0) {
@@ -340,8 +344,8 @@ static int parse_line(struct xdev_config *tmp, char *line, const char *where, un
         return 0;
 }
 
-int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len,
-                      const char *where, const struct xdev_log *log) {
+int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len, const char *where,
+                      const struct xdev_log *log) {
         struct xdev_config tmp;
         char line[XDEV_CONF_LINE_MAX + 1];
         unsigned lineno = 0;
@@ -360,8 +364,8 @@ int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len,
                 size_t n = nl ? (size_t) (nl - (buf + pos)) : len - pos;
                 lineno++;
                 if (n > XDEV_CONF_LINE_MAX) {
-                        xdev_log(log, LOG_ERR, "\"%s\":%u: line longer than %d bytes", where, lineno,
-                                 XDEV_CONF_LINE_MAX);
+                        xdev_log(log, LOG_ERR, "\"%s\":%u: line longer than %d bytes", where,
+                                 lineno, XDEV_CONF_LINE_MAX);
                         r = -EINVAL;
                         goto fail;
                 }
@@ -392,7 +396,8 @@ static int read_trusted(int dirfd, const char *name, const char *where, char **r
         if (fd < 0) {
                 r = -errno;
                 if (r != -ENOENT)
-                        xdev_log(log, LOG_ERR, "cannot open config \"%s\": %s", where, strerror(-r));
+                        xdev_log(log, LOG_ERR, "cannot open config \"%s\": %s", where,
+                                 strerror(-r));
                 return r;
         }
         if (fstat(fd, &st) < 0) {
@@ -405,12 +410,15 @@ static int read_trusted(int dirfd, const char *name, const char *where, char **r
                 goto out;
         }
         if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-                xdev_log(log, LOG_ERR, "config \"%s\" must be owned by root and not writable by group or others", where);
+                xdev_log(log, LOG_ERR,
+                         "config \"%s\" must be owned by root and not writable by group or others",
+                         where);
                 r = -EPERM;
                 goto out;
         }
         if (st.st_size > XDEV_CONF_FILE_MAX) {
-                xdev_log(log, LOG_ERR, "config \"%s\" is larger than %d bytes", where, XDEV_CONF_FILE_MAX);
+                xdev_log(log, LOG_ERR, "config \"%s\" is larger than %d bytes", where,
+                         XDEV_CONF_FILE_MAX);
                 r = -EFBIG;
                 goto out;
         }
@@ -438,7 +446,8 @@ static int cmp_names(const void *a, const void *b) {
 /* Drop-ins: DIR/xdevices.d/ *.conf (CFD is DIR), in lexical order, later
  * wins; parsed into CONFIG. A missing directory is fine; one we cannot
  * read may hold a restriction, so it fails. */
-static int load_dropins(int cfd, const char *dir, struct xdev_config *config, const struct xdev_log *log) {
+static int load_dropins(int cfd, const char *dir, struct xdev_config *config,
+                        const struct xdev_log *log) {
         char dropdir[300], where[600], *buf = NULL, *names[XDEV_CONF_DROPINS_MAX];
         size_t len, n_names = 0;
         DIR *d = NULL;
@@ -464,7 +473,8 @@ static int load_dropins(int cfd, const char *dir, struct xdev_config *config, co
                 if (de->d_name[0] == '.' || nl < 6 || strcmp(de->d_name + nl - 5, ".conf") != 0)
                         continue;
                 if (n_names >= XDEV_CONF_DROPINS_MAX) {
-                        xdev_log(log, LOG_ERR, "more than %d files in \"%s\"", XDEV_CONF_DROPINS_MAX, dropdir);
+                        xdev_log(log, LOG_ERR, "more than %d files in \"%s\"",
+                                 XDEV_CONF_DROPINS_MAX, dropdir);
                         r = -E2BIG;
                         goto out;
                 }

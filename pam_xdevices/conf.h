@@ -58,12 +58,12 @@ struct xdev_config {
 };
 
 const char *xdev_class_to_string(enum xdev_class c);
-int xdev_class_from_string(const char *s);   /* class or -EINVAL */
+int xdev_class_from_string(const char *s); /* class or -EINVAL */
 unsigned xdev_class_major(enum xdev_class c);
 const char *xdev_access_to_string(enum xdev_access a);
-int xdev_access_from_string(const char *s);          /* access or -EINVAL */
+int xdev_access_from_string(const char *s); /* access or -EINVAL */
 const char *xdev_grant_mode_to_string(enum xdev_grant_mode m);
-int xdev_grant_mode_from_string(const char *s);      /* mode or -EINVAL */
+int xdev_grant_mode_from_string(const char *s); /* mode or -EINVAL */
 
 /* Fills CONFIG with the built-in defaults (no globs, no services list). */
 void xdev_config_init(struct xdev_config *config);
@@ -77,8 +77,8 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
 /* Parses a buffer in xdevices.conf syntax. Any malformed line makes the whole
  * buffer fail and leaves CONFIG unchanged; unknown keys are logged and
  * skipped. WHERE names the source in messages. */
-int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len,
-                      const char *where, const struct xdev_log *log);
+int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len, const char *where,
+                      const struct xdev_log *log);
 
 /* Reads PATH (must be a root-owned regular file, not group/world-writable,
  * opened without following links) and then PATH's sibling "xdevices.d/

@@ -29,7 +29,7 @@ struct txn {
         struct xdev_store store;
         struct xdev_state state;
         int active_vt;
-        bool loaded_has_holder;         /* the holder as loaded (or as released) */
+        bool loaded_has_holder; /* the holder as loaded (or as released) */
         uid_t loaded_holder;
         struct xdev_linger_set linger; /* shared grants as loaded, see linger_after */
         struct xdev_dircache dirs;
@@ -51,19 +51,22 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
         *t = (struct txn) { .store = { -1, -1 }, .dirs = XDEV_DIRCACHE_INIT };
         r = xdev_store_open(&t->store, ctx->statedir);
         if (r < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "cannot use state directory \"%s\": %s%s", ctx->statedir,
-                         strerror(-r), r == -EPERM ? " (it must be a root-owned 0700 directory)" : "");
+                xdev_log(&ctx->log, LOG_ERR, "cannot use state directory \"%s\": %s%s",
+                         ctx->statedir, strerror(-r),
+                         r == -EPERM ? " (it must be a root-owned 0700 directory)" : "");
                 return r;
         }
         r = xdev_store_load(&t->store, &t->state, &line);
         if (r < 0) {
                 if (r == -EBADMSG)
-                        xdev_log(&ctx->log, LOG_ERR,
-                                 "state file \"%s/state\" is damaged at line %u; refusing to grant (\"xdevices reset --force\" clears it)",
-                                 ctx->statedir, line);
+                        xdev_log(
+                                &ctx->log, LOG_ERR,
+                                "state file \"%s/state\" is damaged at line %u; refusing to grant (\"xdevices reset --force\" clears it)",
+                                ctx->statedir, line);
                 else
-                        xdev_log(&ctx->log, LOG_ERR, "cannot read state file \"%s/state\": %s%s", ctx->statedir,
-                                 strerror(-r), r == -EPERM ? " (not a root-owned private regular file)" : "");
+                        xdev_log(&ctx->log, LOG_ERR, "cannot read state file \"%s/state\": %s%s",
+                                 ctx->statedir, strerror(-r),
+                                 r == -EPERM ? " (not a root-owned private regular file)" : "");
                 xdev_store_close(&t->store);
                 return r;
         }
@@ -88,9 +91,10 @@ static int reap(struct xdev_ctx *ctx, struct txn *t) {
                 const struct xdev_session *s = &t->state.sessions[i];
                 if (xdev_leader_is_live(s->pid, s->start, s->vt))
                         continue;
-                xdev_log(&ctx->log, LOG_NOTICE,
-                         "reaping session of \"%s\" on tty%u: leader %d is gone, a zombie or no longer on tty%u",
-                         s->user, s->vt, (int) s->pid, s->vt);
+                xdev_log(
+                        &ctx->log, LOG_NOTICE,
+                        "reaping session of \"%s\" on tty%u: leader %d is gone, a zombie or no longer on tty%u",
+                        s->user, s->vt, (int) s->pid, s->vt);
                 xdev_state_remove_session(&t->state, i);
                 n++;
         }
@@ -103,7 +107,8 @@ static void node_revoke(struct xdev_node *n) {
         n->granted = false;
 }
 
-static void node_grant(struct xdev_node *n, uid_t uid, enum xdev_access perm, enum xdev_grant_mode gmode) {
+static void node_grant(struct xdev_node *n, uid_t uid, enum xdev_access perm,
+                       enum xdev_grant_mode gmode) {
         if (!n->granted || n->grantee != uid || n->perm != perm || n->gmode != gmode)
                 n->dirty = true;
         n->granted = true;
@@ -129,15 +134,18 @@ static int ledger_want(struct xdev_ctx *ctx, struct txn *t, const char *path, en
         }
         if (r < 0) {
                 if (r == -ENOTTY)
-                        xdev_log(&ctx->log, LOG_WARNING,
-                                 "\"%s\" is not a device node of class %s (symlink, hard link, other type or major), ignoring", path,
-                                 xdev_class_to_string(class));
+                        xdev_log(
+                                &ctx->log, LOG_WARNING,
+                                "\"%s\" is not a device node of class %s (symlink, hard link, other type or major), ignoring",
+                                path, xdev_class_to_string(class));
                 else if (r != -ENOENT)
-                        xdev_log(&ctx->log, LOG_WARNING, "cannot open \"%s\": %s, ignoring", path, strerror(-r));
+                        xdev_log(&ctx->log, LOG_WARNING, "cannot open \"%s\": %s, ignoring", path,
+                                 strerror(-r));
                 return r;
         }
         if (expect != 0 && st.st_rdev != expect) {
-                xdev_log(&ctx->log, LOG_WARNING, "\"%s\" is %u:%u, not the %u:%u announced, ignoring", path,
+                xdev_log(&ctx->log, LOG_WARNING,
+                         "\"%s\" is %u:%u, not the %u:%u announced, ignoring", path,
                          major(st.st_rdev), minor(st.st_rdev), major(expect), minor(expect));
                 r = -ESTALE;
                 goto out;
@@ -150,18 +158,21 @@ static int ledger_want(struct xdev_ctx *ctx, struct txn *t, const char *path, en
                         r = 0;
                         goto out;
                 }
-                xdev_debug(&ctx->log, "\"%s\" was replaced since it was recorded; recording anew", path);
+                xdev_debug(&ctx->log, "\"%s\" was replaced since it was recorded; recording anew",
+                           path);
                 xdev_state_remove_node(&t->state, (size_t) idx);
         }
         rec.path = (char *) path;
         rec.class = class;
         r = xdev_node_snapshot(fd, &st, &rec);
         if (r < 0) {
-                xdev_log(&ctx->log, LOG_WARNING, "cannot read the state of \"%s\": %s, ignoring", path, strerror(-r));
+                xdev_log(&ctx->log, LOG_WARNING, "cannot read the state of \"%s\": %s, ignoring",
+                         path, strerror(-r));
                 goto out;
         }
         if (ctx->config.mode == XDEV_GRANT_ACL && !rec.acl) {
-                xdev_log(&ctx->log, LOG_ERR, "\"%s\" is on a file system without ACLs; use mode=chown", path);
+                xdev_log(&ctx->log, LOG_ERR,
+                         "\"%s\" is on a file system without ACLs; use mode=chown", path);
                 r = -EOPNOTSUPP;
                 goto out;
         }
@@ -185,12 +196,15 @@ static void plan_ledger(const struct xdev_ctx *ctx, struct txn *t) {
                                 if (n->rdev == makedev(4, t->state.sessions[j].vt))
                                         owner = &t->state.sessions[j];
                         if (owner)
-                                node_grant(n, owner->uid, n->granted ? n->perm : ctx->config.access[n->class],
+                                node_grant(n, owner->uid,
+                                           n->granted ? n->perm : ctx->config.access[n->class],
                                            n->granted ? n->gmode : ctx->config.mode);
                         else
                                 node_revoke(n);
-                } else if (t->state.has_holder && (n->granted || ctx->config.access[n->class] != XDEV_ACCESS_OFF))
-                        node_grant(n, t->state.holder, n->granted ? n->perm : ctx->config.access[n->class],
+                } else if (t->state.has_holder &&
+                           (n->granted || ctx->config.access[n->class] != XDEV_ACCESS_OFF))
+                        node_grant(n, t->state.holder,
+                                   n->granted ? n->perm : ctx->config.access[n->class],
                                    n->granted ? n->gmode : ctx->config.mode);
                 else
                         node_revoke(n);
@@ -210,8 +224,9 @@ static int plan_enumerate(struct xdev_ctx *ctx, struct txn *t) {
                 return r;
         }
         for (size_t i = 0; i < list.n; i++) {
-                r = ledger_want(ctx, t, list.items[i].path, list.items[i].class, list.items[i].devnum,
-                                t->state.holder, ctx->config.access[list.items[i].class]);
+                r = ledger_want(ctx, t, list.items[i].path, list.items[i].class,
+                                list.items[i].devnum, t->state.holder,
+                                ctx->config.access[list.items[i].class]);
                 if (r == -ENOMEM || r == -E2BIG || r == -EOPNOTSUPP)
                         goto out;
         }
@@ -230,8 +245,8 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all) {
 
         r = xdev_store_save(&t->store, &t->state);
         if (r < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "cannot save state in \"%s\": %s; nothing changed", ctx->statedir,
-                         strerror(-r));
+                xdev_log(&ctx->log, LOG_ERR, "cannot save state in \"%s\": %s; nothing changed",
+                         ctx->statedir, strerror(-r));
                 return r;
         }
         for (size_t i = 0; i < t->state.n_nodes; i++) {
@@ -241,23 +256,27 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all) {
                 r = xdev_node_converge(&t->dirs, n);
                 n->dirty = false;
                 if (r == 0) {
-                        xdev_debug(&ctx->log, "\"%s\": %s", n->path, n->granted ? "granted" : "restored");
+                        xdev_debug(&ctx->log, "\"%s\": %s", n->path,
+                                   n->granted ? "granted" : "restored");
                         if (!n->granted)
                                 n->dirty = true; /* mark for pruning */
                         continue;
                 }
                 if (r == -ENOENT || r == -ESTALE) {
-                        xdev_log(&ctx->log, LOG_NOTICE, "\"%s\" %s since it was recorded; forgetting it", n->path,
+                        xdev_log(&ctx->log, LOG_NOTICE,
+                                 "\"%s\" %s since it was recorded; forgetting it", n->path,
                                  r == -ENOENT ? "is gone" : "was replaced by another node");
                         n->granted = false;
                         n->dirty = true;
                         continue;
                 }
                 if (n->granted) {
-                        xdev_log(&ctx->log, LOG_ERR, "cannot grant \"%s\": %s", n->path, strerror(-r));
+                        xdev_log(&ctx->log, LOG_ERR, "cannot grant \"%s\": %s", n->path,
+                                 strerror(-r));
                         failed++;
                 } else
-                        xdev_log(&ctx->log, LOG_ERR, "cannot restore \"%s\": %s; will retry", n->path, strerror(-r));
+                        xdev_log(&ctx->log, LOG_ERR, "cannot restore \"%s\": %s; will retry",
+                                 n->path, strerror(-r));
         }
         for (size_t i = t->state.n_nodes; i-- > 0;)
                 if (t->state.nodes[i].dirty && !t->state.nodes[i].granted) {
@@ -267,8 +286,8 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all) {
         if (pruned) {
                 r = xdev_store_save(&t->store, &t->state);
                 if (r < 0)
-                        xdev_log(&ctx->log, LOG_WARNING, "cannot save state after restoring: %s, ignoring",
-                                 strerror(-r));
+                        xdev_log(&ctx->log, LOG_WARNING,
+                                 "cannot save state after restoring: %s, ignoring", strerror(-r));
         }
         return failed;
 }
@@ -299,7 +318,8 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
 }
 
 static bool holder_changed(const struct txn *t) {
-        return t->state.has_holder && (!t->loaded_has_holder || t->loaded_holder != t->state.holder);
+        return t->state.has_holder &&
+                (!t->loaded_has_holder || t->loaded_holder != t->state.holder);
 }
 
 /* After the decision: releases the old holder first if it changed, plans
@@ -313,7 +333,8 @@ static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
                 return r;
         plan_ledger(ctx, t);
         if (holder_changed(t)) {
-                xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u", (unsigned) t->state.holder);
+                xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u",
+                         (unsigned) t->state.holder);
                 (void) plan_enumerate(ctx, t);
         } else if (t->loaded_has_holder && !t->state.has_holder)
                 xdev_log(&ctx->log, LOG_INFO, "shared devices taken from uid %u; nobody holds them",
@@ -326,7 +347,8 @@ static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
 
 /* The holder once LOGIN is recorded: with the follow rule, LOGIN holds when
  * its VT is in front; without, the first console login holds. */
-static void elect_with_login(struct xdev_state *state, int active_vt, const struct xdev_login *login) {
+static void elect_with_login(struct xdev_state *state, int active_vt,
+                             const struct xdev_login *login) {
         xdev_state_elect(state, active_vt);
         if (state->follow ? (int) login->vt == active_vt : !state->has_holder) {
                 state->has_holder = true;
@@ -343,7 +365,7 @@ static int record_login(struct txn *t, const struct xdev_login *login) {
                 .since = (int64_t) time(NULL),
         };
 
-        strcpy(s.user, login->user);       /* lengths checked by the caller */
+        strcpy(s.user, login->user); /* lengths checked by the caller */
         strcpy(s.service, login->service);
         return xdev_state_add_session(&t->state, &s);
 }
@@ -364,8 +386,9 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         struct txn t;
         int r, failed;
 
-        if (!xdev_name_is_valid(login->user, XDEV_NAME_MAX) || !xdev_name_is_valid(login->service, XDEV_NAME_MAX) ||
-            login->vt < 1 || login->vt > XDEV_VT_MAX)
+        if (!xdev_name_is_valid(login->user, XDEV_NAME_MAX) ||
+            !xdev_name_is_valid(login->service, XDEV_NAME_MAX) || login->vt < 1 ||
+            login->vt > XDEV_VT_MAX)
                 return -EINVAL;
         if (!ctx->config_ok)
                 return -EINVAL;
@@ -400,7 +423,8 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                         goto rollback_nosave;
         }
         if (holder_changed(&t))
-                xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u", (unsigned) t.state.holder);
+                xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u",
+                         (unsigned) t.state.holder);
         xdev_fault_point("open-before-commit");
         failed = commit(ctx, &t, false);
         if (failed < 0) {
@@ -408,8 +432,8 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 goto out;
         }
         if (failed > 0) {
-                xdev_log(&ctx->log, LOG_ERR, "%d node(s) could not be granted; undoing this session's grants",
-                         failed);
+                xdev_log(&ctx->log, LOG_ERR,
+                         "%d node(s) could not be granted; undoing this session's grants", failed);
                 undo_login(ctx, &t, login);
                 r = -EIO;
                 goto out;
@@ -478,7 +502,8 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
                         (void) plan_enumerate(ctx, &t);
         }
         if (t.state.has_holder && ctx->config.access[class] != XDEV_ACCESS_OFF) {
-                r = ledger_want(ctx, &t, path, class, devnum, t.state.holder, ctx->config.access[class]);
+                r = ledger_want(ctx, &t, path, class, devnum, t.state.holder,
+                                ctx->config.access[class]);
                 if (r < 0 && r != -ENOENT) {
                         /* ledger_want logged why; the reaping above still gets committed.
                          * A node that is not what udev said is refused input
@@ -489,7 +514,8 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
                         goto out;
                 }
         } else
-                xdev_debug(&ctx->log, "\"%s\": no session holds the shared devices, nothing to do", path);
+                xdev_debug(&ctx->log, "\"%s\": no session holds the shared devices, nothing to do",
+                           path);
         r = commit(ctx, &t, false);
         if (r >= 0)
                 (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
@@ -545,7 +571,8 @@ int xdev_gc(struct xdev_ctx *ctx) {
         return r;
 }
 
-int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self, struct xdev_follow_result *ret) {
+int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
+                       struct xdev_follow_result *ret) {
         struct txn t;
         bool changed;
         int r, reaped;
@@ -555,7 +582,9 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 return r;
         reaped = reap(ctx, &t);
         changed = reaped > 0;
-        if (self && (!t.state.follow || t.state.follow_pid != self->pid || t.state.follow_start != self->start)) {
+        if (self &&
+            (!t.state.follow || t.state.follow_pid != self->pid ||
+             t.state.follow_start != self->start)) {
                 t.state.follow = true;
                 t.state.follow_pid = self->pid;
                 t.state.follow_start = self->start;
@@ -606,7 +635,9 @@ int xdev_reset(struct xdev_ctx *ctx, bool force) {
                 r = unlinkat(store.dirfd, "state", 0) < 0 ? -errno : 0;
                 xdev_store_close(&store);
                 if (r == 0)
-                        xdev_log(&ctx->log, LOG_WARNING, "removed the damaged state file; nodes it recorded are left as they are");
+                        xdev_log(
+                                &ctx->log, LOG_WARNING,
+                                "removed the damaged state file; nodes it recorded are left as they are");
                 return r;
         }
         if (r < 0)
@@ -624,7 +655,8 @@ int xdev_reset(struct xdev_ctx *ctx, bool force) {
 }
 
 /* Lingering holders of every shared node: everyone but root and the holder. */
-static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, struct xdev_linger_counts *c) {
+static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts,
+                         struct xdev_linger_counts *c) {
         struct xdev_store store = { -1, -1 };
         struct xdev_state state = { 0 };
         struct xdev_linger_target *targets = NULL;
@@ -641,7 +673,8 @@ static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, st
         opts->has_keep = state.has_holder;
         opts->keep_uid = state.holder;
         if (opts->has_only && opts->has_keep && opts->only_uid == opts->keep_uid) {
-                xdev_log(&ctx->log, LOG_NOTICE, "uid %u holds the shared devices now; nothing to revoke",
+                xdev_log(&ctx->log, LOG_NOTICE,
+                         "uid %u holds the shared devices now; nothing to revoke",
                          (unsigned) opts->only_uid);
                 *c = (struct xdev_linger_counts) { 0 };
                 r = 0;
@@ -671,9 +704,10 @@ int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
         r = linger_locked(ctx, &opts, &c);
         if (r < 0)
                 return r;
-        xdev_log(&ctx->log, LOG_NOTICE,
-                 "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
-                 c.holders, c.revoked, c.demoted, c.terminated, c.left);
+        xdev_log(
+                &ctx->log, LOG_NOTICE,
+                "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
+                c.holders, c.revoked, c.demoted, c.terminated, c.left);
         return (int) c.holders;
 }
 
@@ -688,15 +722,17 @@ int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
         if (r < 0)
                 return r;
         ret->active_vt = t.active_vt;
-        ret->daemon_alive = t.state.follow && xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start);
+        ret->daemon_alive =
+                t.state.follow && xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start);
         ret->leader_alive = calloc(t.state.n_sessions + 1, sizeof *ret->leader_alive);
         if (!ret->leader_alive) {
                 txn_end(&t);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < t.state.n_sessions; i++)
-                ret->leader_alive[i] = xdev_leader_is_live(t.state.sessions[i].pid, t.state.sessions[i].start,
-                                                           t.state.sessions[i].vt);
+                ret->leader_alive[i] =
+                        xdev_leader_is_live(t.state.sessions[i].pid, t.state.sessions[i].start,
+                                            t.state.sessions[i].vt);
         ret->state = t.state; /* taken over: txn_end must not free it */
         t.state = (struct xdev_state) { 0 };
         txn_end(&t);

@@ -16,9 +16,9 @@
 
 struct xdev_ctx {
         struct xdev_config config;
-        bool config_ok;         /* false: a broken config; grant nothing new */
+        bool config_ok; /* false: a broken config; grant nothing new */
         struct xdev_log log;
-        const char *statedir;   /* XDEV_STATEDIR unless a test says otherwise */
+        const char *statedir; /* XDEV_STATEDIR unless a test says otherwise */
 };
 
 struct xdev_login {
@@ -63,8 +63,8 @@ struct xdev_follow_result {
         int active_vt;
         bool has_holder;
         uid_t holder;
-        bool changed;           /* the state was saved and nodes changed */
-        size_t n_leaders;       /* the leaders of the live sessions, to watch */
+        bool changed;     /* the state was saved and nodes changed */
+        size_t n_leaders; /* the leaders of the live sessions, to watch */
         struct {
                 pid_t pid;
                 uint64_t start;
@@ -77,7 +77,8 @@ struct xdev_follow_result {
  * VT in front and hands over in order (old grants off, its fds revoked, new
  * grants on). Saves nothing when nothing changed, so its own writes do not
  * wake it again. Fills *RET when not NULL. Returns 0 or -errno. */
-int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self, struct xdev_follow_result *ret);
+int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
+                       struct xdev_follow_result *ret);
 
 /* Restores every node in the ledger and empties the state. With FORCE, an
  * unreadable state file is removed instead of refused. */
@@ -91,7 +92,7 @@ struct xdev_status {
         struct xdev_state state;
         int active_vt;
         bool daemon_alive;
-        bool *leader_alive;     /* one per state.sessions[] */
+        bool *leader_alive; /* one per state.sessions[] */
         struct xdev_linger_report lingering;
 };
 

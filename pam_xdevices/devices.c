@@ -25,7 +25,8 @@ void xdev_device_list_free(struct xdev_device_list *list) {
         list->n = list->cap = 0;
 }
 
-static int list_add(struct xdev_device_list *list, const char *path, enum xdev_class class, dev_t devnum) {
+static int list_add(struct xdev_device_list *list, const char *path, enum xdev_class class,
+                    dev_t devnum) {
         struct xdev_device *p;
 
         /* duplicates are removed once at the end (list_dedup) */
@@ -50,7 +51,8 @@ static int list_add(struct xdev_device_list *list, const char *path, enum xdev_c
 }
 
 static bool class_is_shared_and_on(const struct xdev_config *config, int c) {
-        return c >= 0 && c < _XDEV_CLASS_MAX && c != XDEV_CLASS_VT && config->access[c] != XDEV_ACCESS_OFF;
+        return c >= 0 && c < _XDEV_CLASS_MAX && c != XDEV_CLASS_VT &&
+                config->access[c] != XDEV_ACCESS_OFF;
 }
 
 static int enumerate_udev(const struct xdev_config *config, struct xdev_device_list *list,
@@ -74,7 +76,8 @@ static int enumerate_udev(const struct xdev_config *config, struct xdev_device_l
         if (r < 0)
                 goto out;
         udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
-                struct udev_device *d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(entry));
+                struct udev_device *d =
+                        udev_device_new_from_syspath(udev, udev_list_entry_get_name(entry));
                 const char *node, *cls;
                 int c;
                 if (!d)
@@ -84,7 +87,9 @@ static int enumerate_udev(const struct xdev_config *config, struct xdev_device_l
                 c = xdev_class_from_string(cls);
                 if (node && class_is_shared_and_on(config, c)) {
                         if (!xdev_path_is_valid(node))
-                                xdev_log(log, LOG_WARNING, "udev device node \"%s\" has an unexpected name, ignoring", node);
+                                xdev_log(log, LOG_WARNING,
+                                         "udev device node \"%s\" has an unexpected name, ignoring",
+                                         node);
                         else
                                 r = list_add(list, node, c, udev_device_get_devnum(d));
                 } else if (!node || c < 0)
@@ -129,7 +134,8 @@ static int enumerate_globs(const struct xdev_config *config, struct xdev_device_
 }
 
 static int cmp_device(const void *a, const void *b) {
-        return strcmp(((const struct xdev_device *) a)->path, ((const struct xdev_device *) b)->path);
+        return strcmp(((const struct xdev_device *) a)->path,
+                      ((const struct xdev_device *) b)->path);
 }
 
 /* Sorts by path and drops repeats (a node matched by two globs). */
@@ -155,8 +161,10 @@ int xdev_devices_enumerate(const struct xdev_config *config, struct xdev_device_
 
         if (src == XDEV_SOURCE_AUTO)
                 src = access("/run/udev/control", F_OK) == 0 ? XDEV_SOURCE_UDEV : XDEV_SOURCE_GLOB;
-        xdev_debug(log, "enumerating devices through %s", src == XDEV_SOURCE_UDEV ? "udev" : "globs");
-        int r = src == XDEV_SOURCE_UDEV ? enumerate_udev(config, list, log) : enumerate_globs(config, list);
+        xdev_debug(log, "enumerating devices through %s",
+                   src == XDEV_SOURCE_UDEV ? "udev" : "globs");
+        int r = src == XDEV_SOURCE_UDEV ? enumerate_udev(config, list, log)
+                                        : enumerate_globs(config, list);
         if (r >= 0)
                 list_dedup(list);
         return r;

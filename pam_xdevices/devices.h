@@ -13,7 +13,7 @@
 struct xdev_device {
         char *path;
         enum xdev_class class;
-        dev_t devnum;   /* what udev says; 0 when found by glob */
+        dev_t devnum; /* what udev says; 0 when found by glob */
 };
 
 struct xdev_device_list {

@@ -69,9 +69,9 @@ struct proc {
         int fds[FDS_PER_PROC_MAX];
         size_t tgt[FDS_PER_PROC_MAX];
         size_t n_fds;
-        pid_t hidden_tid;       /* a thread with its own fd table holds a target */
+        pid_t hidden_tid; /* a thread with its own fd table holds a target */
         size_t hidden_tgt;
-        int uring_fd;           /* an io_uring with a target among its registered files */
+        int uring_fd; /* an io_uring with a target among its registered files */
         size_t uring_tgt;
 };
 
@@ -156,7 +156,8 @@ static ssize_t target_match(const struct sweep *s, const struct stat *st) {
         if (!S_ISCHR(st->st_mode))
                 return -1;
         for (size_t i = 0; i < s->n_targets; i++)
-                if (st->st_rdev == s->targets[i].rdev && major(st->st_rdev) == xdev_class_major(s->targets[i].class))
+                if (st->st_rdev == s->targets[i].rdev &&
+                    major(st->st_rdev) == xdev_class_major(s->targets[i].class))
                         return (ssize_t) i;
         return -1;
 }
@@ -201,8 +202,8 @@ static ssize_t uring_match(const struct sweep *s, int procfd, pid_t pid, const c
 /* Appends to FDS/TGT (up to FDS_PER_PROC_MAX) the fds listed in the /proc
  * directory PATH whose open file is one of the targets; notes in P an
  * io_uring holding a target. */
-static int fd_dir_scan(const struct sweep *s, int procfd, const char *path, struct proc *p, int *fds, size_t *tgt,
-                       size_t *n) {
+static int fd_dir_scan(const struct sweep *s, int procfd, const char *path, struct proc *p,
+                       int *fds, size_t *tgt, size_t *n) {
         struct dirent *de;
         DIR *d;
         int fd;
@@ -311,7 +312,7 @@ static bool proc_is_exempt(const struct sweep *s, const struct proc *p) {
         const struct xdev_linger_opts *o = s->opts;
         if (o->has_only) /* a setuid-root program of the user's is not exempt */
                 return o->only_uid == 0 || !proc_has_uid(p, o->only_uid) ||
-                       (o->has_keep && o->keep_uid == o->only_uid);
+                        (o->has_keep && o->keep_uid == o->only_uid);
         if (p->ruid == 0 || p->euid == 0)
                 return true;
         if (o->has_keep && (p->ruid == o->keep_uid || p->euid == o->keep_uid))
@@ -320,21 +321,23 @@ static bool proc_is_exempt(const struct sweep *s, const struct proc *p) {
 }
 
 /* SIGTERM now, SIGKILL after the grace period (sweep_wait). Takes PIDFD. */
-static void victim_add(struct sweep *s, int pidfd, const struct proc *p, const char *node, const char *why) {
+static void victim_add(struct sweep *s, int pidfd, const struct proc *p, const char *node,
+                       const char *why) {
         bool graceful = s->n_victims < XDEV_LINGER_GRACEFUL_MAX && s->pass == 0;
         int sig = graceful ? SIGTERM : SIGKILL;
 
         if (pidfd_signal(pidfd, sig) < 0) {
                 if (errno != ESRCH) {
-                        xdev_log(s->log, LOG_ERR, "cannot signal pid %d (\"%s\"): %s", (int) p->pid, p->comm,
-                                 strerror(errno));
+                        xdev_log(s->log, LOG_ERR, "cannot signal pid %d (\"%s\"): %s", (int) p->pid,
+                                 p->comm, strerror(errno));
                         s->counts->failed++;
                 }
                 (void) close(pidfd);
                 return;
         }
-        xdev_log(s->log, LOG_WARNING, "pid %d (\"%s\", uid %u) still holds \"%s\" (%s): sent %s", (int) p->pid, p->comm,
-                 (unsigned) p->ruid, node, why, graceful ? "SIGTERM" : "SIGKILL");
+        xdev_log(s->log, LOG_WARNING, "pid %d (\"%s\", uid %u) still holds \"%s\" (%s): sent %s",
+                 (int) p->pid, p->comm, (unsigned) p->ruid, node, why,
+                 graceful ? "SIGTERM" : "SIGKILL");
         if (!graceful) {
                 s->counts->terminated++;
                 (void) close(pidfd);
@@ -355,7 +358,8 @@ static bool victim_exited(const struct victim *v) {
 /* Waits for the victims until the grace period is over, then SIGKILLs the
  * rest and waits a little more. */
 static void sweep_wait(struct sweep *s) {
-        unsigned grace = s->opts->grace_ms > XDEV_LINGER_GRACE_MAX_MS ? XDEV_LINGER_GRACE_MAX_MS : s->opts->grace_ms;
+        unsigned grace = s->opts->grace_ms > XDEV_LINGER_GRACE_MAX_MS ? XDEV_LINGER_GRACE_MAX_MS
+                                                                      : s->opts->grace_ms;
         uint64_t deadline = now_ms() + grace;
         bool killed = false;
 
@@ -371,9 +375,11 @@ static void sweep_wait(struct sweep *s) {
                         if (killed) {
                                 for (size_t i = 0; i < s->n_victims; i++)
                                         if (!victim_exited(&s->victims[i])) {
-                                                xdev_log(s->log, LOG_ERR,
-                                                         "pid %d (\"%s\") is still there after SIGKILL, ignoring",
-                                                         (int) s->victims[i].pid, s->victims[i].comm);
+                                                xdev_log(
+                                                        s->log, LOG_ERR,
+                                                        "pid %d (\"%s\") is still there after SIGKILL, ignoring",
+                                                        (int) s->victims[i].pid,
+                                                        s->victims[i].comm);
                                                 s->counts->failed++;
                                                 (void) close(s->victims[i].pidfd);
                                                 s->victims[i].pidfd = -1;
@@ -382,9 +388,10 @@ static void sweep_wait(struct sweep *s) {
                         }
                         for (size_t i = 0; i < s->n_victims; i++)
                                 if (!victim_exited(&s->victims[i])) {
-                                        xdev_log(s->log, LOG_WARNING,
-                                                 "pid %d (\"%s\") did not exit within %u ms: sent SIGKILL",
-                                                 (int) s->victims[i].pid, s->victims[i].comm, grace);
+                                        xdev_log(
+                                                s->log, LOG_WARNING,
+                                                "pid %d (\"%s\") did not exit within %u ms: sent SIGKILL",
+                                                (int) s->victims[i].pid, s->victims[i].comm, grace);
                                         (void) pidfd_signal(s->victims[i].pidfd, SIGKILL);
                                 }
                         killed = true;
@@ -456,9 +463,10 @@ static const char *proc_unreachable(struct sweep *s, const struct proc *p, enum 
         if (p->uring_fd >= 0) {
                 const char *node = s->targets[p->uring_tgt].path;
                 if (policy == XDEV_LINGER_WARN)
-                        xdev_log(s->log, LOG_WARNING,
-                                 "pid %d (\"%s\", uid %u) still holds \"%s\" in an io_uring (fd %d); lingering = warn, leaving it",
-                                 (int) p->pid, p->comm, (unsigned) p->ruid, node, p->uring_fd);
+                        xdev_log(
+                                s->log, LOG_WARNING,
+                                "pid %d (\"%s\", uid %u) still holds \"%s\" in an io_uring (fd %d); lingering = warn, leaving it",
+                                (int) p->pid, p->comm, (unsigned) p->ruid, node, p->uring_fd);
                 else {
                         *ret_node = node;
                         why = "held as an io_uring registered file, which cannot be revoked";
@@ -467,9 +475,11 @@ static const char *proc_unreachable(struct sweep *s, const struct proc *p, enum 
         if (p->hidden_tid != 0) {
                 const char *node = s->targets[p->hidden_tgt].path;
                 if (policy == XDEV_LINGER_WARN)
-                        xdev_log(s->log, LOG_WARNING,
-                                 "thread %d of pid %d (\"%s\", uid %u) still holds \"%s\" in its own fd table; lingering = warn, leaving it",
-                                 (int) p->hidden_tid, (int) p->pid, p->comm, (unsigned) p->ruid, node);
+                        xdev_log(
+                                s->log, LOG_WARNING,
+                                "thread %d of pid %d (\"%s\", uid %u) still holds \"%s\" in its own fd table; lingering = warn, leaving it",
+                                (int) p->hidden_tid, (int) p->pid, p->comm, (unsigned) p->ruid,
+                                node);
                 else {
                         *ret_node = node;
                         why = "held by a thread with its own fd table";
@@ -490,18 +500,21 @@ static const char *fd_act(struct sweep *s, int pidfd, const struct proc *p, size
 
         if (t->class != XDEV_CLASS_INPUT && !primary) {
                 if (s->pass == 0)
-                        xdev_log(s->log, LOG_NOTICE,
-                                 "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); not revocable, leaving it",
-                                 (int) p->pid, p->comm, (unsigned) p->ruid, t->path, p->fds[i]);
+                        xdev_log(
+                                s->log, LOG_NOTICE,
+                                "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); not revocable, leaving it",
+                                (int) p->pid, p->comm, (unsigned) p->ruid, t->path, p->fds[i]);
                 return NULL;
         }
         copy = pidfd_getfd(pidfd, p->fds[i]);
         if (copy < 0) {
                 if (errno == ESRCH || errno == EBADF)
                         return NULL; /* exited, or closed it meanwhile */
-                xdev_log(s->log, LOG_ERR, "cannot take fd %d of pid %d (\"%s\") holding \"%s\": %s%s; terminating it instead",
-                         p->fds[i], (int) p->pid, p->comm, t->path, strerror(errno),
-                         errno == EPERM ? " (Yama ptrace_scope 3?)" : "");
+                xdev_log(
+                        s->log, LOG_ERR,
+                        "cannot take fd %d of pid %d (\"%s\") holding \"%s\": %s%s; terminating it instead",
+                        p->fds[i], (int) p->pid, p->comm, t->path, strerror(errno),
+                        errno == EPERM ? " (Yama ptrace_scope 3?)" : "");
                 s->counts->failed++;
                 return "fd cannot be revoked";
         }
@@ -513,18 +526,22 @@ static const char *fd_act(struct sweep *s, int pidfd, const struct proc *p, size
                 r = fd_revoke_input(copy);
                 if (r > 0) {
                         s->counts->revoked++;
-                        xdev_log(s->log, LOG_NOTICE, "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)", t->path,
+                        xdev_log(s->log, LOG_NOTICE,
+                                 "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)", t->path,
                                  p->fds[i], (int) p->pid, p->comm, (unsigned) p->ruid);
                 } else if (r < 0)
-                        why = r == -ENOTTY ? "not an evdev node, cannot be revoked" : "revoke failed";
+                        why = r == -ENOTTY ? "not an evdev node, cannot be revoked"
+                                           : "revoke failed";
         } else {
                 r = fd_drop_master(copy);
                 if (r > 0) {
                         s->counts->demoted++;
-                        xdev_log(s->log, LOG_NOTICE, "dropped DRM master of pid %d (\"%s\", uid %u) on \"%s\"",
+                        xdev_log(s->log, LOG_NOTICE,
+                                 "dropped DRM master of pid %d (\"%s\", uid %u) on \"%s\"",
                                  (int) p->pid, p->comm, (unsigned) p->ruid, t->path);
                 } else if (r < 0) {
-                        xdev_log(s->log, LOG_ERR, "cannot drop DRM master of pid %d (\"%s\") on \"%s\": %s",
+                        xdev_log(s->log, LOG_ERR,
+                                 "cannot drop DRM master of pid %d (\"%s\") on \"%s\": %s",
                                  (int) p->pid, p->comm, t->path, strerror(-r));
                         s->counts->failed++;
                 }
@@ -550,9 +567,10 @@ static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
                 const char *why;
 
                 if (policy == XDEV_LINGER_WARN) {
-                        xdev_log(s->log, LOG_WARNING,
-                                 "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); lingering = warn, leaving it",
-                                 (int) p->pid, p->comm, (unsigned) p->ruid, t->path, p->fds[i]);
+                        xdev_log(
+                                s->log, LOG_WARNING,
+                                "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); lingering = warn, leaving it",
+                                (int) p->pid, p->comm, (unsigned) p->ruid, t->path, p->fds[i]);
                         continue;
                 }
                 if (policy == XDEV_LINGER_KILL) {
@@ -594,8 +612,8 @@ void xdev_linger_report_free(struct xdev_linger_report *r) {
         *r = (struct xdev_linger_report) { 0 };
 }
 
-static void report_add(struct sweep *s, const struct proc *p, const char *path, int fd, pid_t tid, bool revoked,
-                       bool uring) {
+static void report_add(struct sweep *s, const struct proc *p, const char *path, int fd, pid_t tid,
+                       bool revoked, bool uring) {
         struct xdev_linger_report *r = s->opts->report;
         struct xdev_linger_entry *e;
 
@@ -607,7 +625,12 @@ static void report_add(struct sweep *s, const struct proc *p, const char *path, 
         r->items = e;
         e = &r->items[r->n++];
         *e = (struct xdev_linger_entry) {
-                .pid = p->pid, .uid = p->ruid, .fd = fd, .thread = tid, .revoked = revoked, .uring = uring,
+                .pid = p->pid,
+                .uid = p->ruid,
+                .fd = fd,
+                .thread = tid,
+                .revoked = revoked,
+                .uring = uring,
         };
         (void) snprintf(e->comm, sizeof e->comm, "%s", p->comm);
         (void) snprintf(e->path, sizeof e->path, "%s", path);
@@ -627,8 +650,8 @@ static void proc_report(struct sweep *s, int pidfd, const struct proc *p) {
 
 /* One pass over /proc. Returns the number of holders acted on or -errno. */
 static int sweep_pass(struct sweep *s) {
-        bool end_user = s->opts->policy == XDEV_LINGER_KILL_USER && s->opts->has_only && !s->opts->in_session &&
-                        !s->opts->report_only;
+        bool end_user = s->opts->policy == XDEV_LINGER_KILL_USER && s->opts->has_only &&
+                !s->opts->in_session && !s->opts->report_only;
         struct dirent *de;
         int procfd, n = 0;
         DIR *d;
@@ -659,8 +682,9 @@ static int sweep_pass(struct sweep *s) {
                         if (pidfd < 0)
                                 continue;
                         /* a zombie holds nothing and cannot be ended again */
-                        if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p) || xdev_proc_stat(p.pid, &st) < 0 ||
-                            st.state == 'Z' || pidfd_signal(pidfd, 0) < 0) {
+                        if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p) ||
+                            xdev_proc_stat(p.pid, &st) < 0 || st.state == 'Z' ||
+                            pidfd_signal(pidfd, 0) < 0) {
                                 (void) close(pidfd);
                                 continue;
                         }
@@ -668,10 +692,12 @@ static int sweep_pass(struct sweep *s) {
                         if (s->pass == 0)
                                 s->counts->holders++;
                         n++;
-                        victim_add(s, pidfd, &p, s->targets[0].path, "lingering = kill-user, the user logged out");
+                        victim_add(s, pidfd, &p, s->targets[0].path,
+                                   "lingering = kill-user, the user logged out");
                         continue;
                 }
-                if (proc_scan_fds(s, procfd, &p) < 0 || (p.n_fds == 0 && p.hidden_tid == 0 && p.uring_fd < 0))
+                if (proc_scan_fds(s, procfd, &p) < 0 ||
+                    (p.n_fds == 0 && p.hidden_tid == 0 && p.uring_fd < 0))
                         continue;
                 /* Found one: pin it, then check again what the pidfd now
                  * names, and that it still lives after the check. */
@@ -679,7 +705,8 @@ static int sweep_pass(struct sweep *s) {
                 if (pidfd < 0)
                         continue;
                 if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p) ||
-                    proc_scan_fds(s, procfd, &p) < 0 || (p.n_fds == 0 && p.hidden_tid == 0 && p.uring_fd < 0) ||
+                    proc_scan_fds(s, procfd, &p) < 0 ||
+                    (p.n_fds == 0 && p.hidden_tid == 0 && p.uring_fd < 0) ||
                     pidfd_signal(pidfd, 0) < 0) {
                         (void) close(pidfd);
                         continue;
@@ -699,8 +726,9 @@ static int sweep_pass(struct sweep *s) {
         return n;
 }
 
-int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n, const struct xdev_linger_opts *opts,
-                      const struct xdev_log *log, struct xdev_linger_counts *ret) {
+int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
+                      const struct xdev_linger_opts *opts, const struct xdev_log *log,
+                      struct xdev_linger_counts *ret) {
         struct xdev_linger_counts counts = { 0 };
         struct sweep *s;
         int r = 0;
@@ -712,7 +740,9 @@ int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n, const 
         s = calloc(1, sizeof *s);
         if (!s)
                 return -ENOMEM;
-        *s = (struct sweep) { .targets = targets, .n_targets = n, .opts = opts, .log = log, .counts = &counts };
+        *s = (struct sweep) {
+                .targets = targets, .n_targets = n, .opts = opts, .log = log, .counts = &counts
+        };
         for (s->pass = 0; s->pass < PASSES_MAX; s->pass++) {
                 unsigned before = counts.terminated;
                 r = sweep_pass(s);
@@ -720,7 +750,8 @@ int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n, const 
                         break;
                 sweep_wait(s);
                 /* Terminated holders may have forked meanwhile: look again. */
-                if (opts->report_only || opts->policy == XDEV_LINGER_WARN || counts.terminated == before)
+                if (opts->report_only || opts->policy == XDEV_LINGER_WARN ||
+                    counts.terminated == before)
                         break;
         }
         free(s);
@@ -760,15 +791,16 @@ int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state
         return 0;
 }
 
-int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state, const struct xdev_config *config,
-                      const struct xdev_log *log) {
+int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state,
+                      const struct xdev_config *config, const struct xdev_log *log) {
         struct xdev_linger_counts total = { 0 };
         size_t n = 0;
         int r = 0;
 
         for (size_t i = 0; i < set->n; i++) {
                 ssize_t idx = xdev_state_find_node(state, set->items[i].path);
-                if (idx >= 0 && state->nodes[idx].granted && state->nodes[idx].grantee == set->grantee[i] &&
+                if (idx >= 0 && state->nodes[idx].granted &&
+                    state->nodes[idx].grantee == set->grantee[i] &&
                     state->nodes[idx].rdev == set->items[i].rdev)
                         continue;
                 set->items[n] = set->items[i];
@@ -812,13 +844,15 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
         }
         xdev_linger_set_free(set);
         if (r < 0) {
-                xdev_log(log, LOG_ERR, "cannot look for processes still holding the devices: %s", strerror(-r));
+                xdev_log(log, LOG_ERR, "cannot look for processes still holding the devices: %s",
+                         strerror(-r));
                 return r;
         }
         if (total.holders > 0)
-                xdev_log(log, LOG_NOTICE,
-                         "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
-                         total.holders, total.revoked, total.demoted, total.terminated, total.left);
+                xdev_log(
+                        log, LOG_NOTICE,
+                        "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
+                        total.holders, total.revoked, total.demoted, total.terminated, total.left);
         return (int) total.holders;
 }
 
@@ -843,7 +877,8 @@ static int targets_add(struct xdev_linger_target **v, size_t *n, dev_t rdev, enu
 }
 
 int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_config *config,
-                            const struct xdev_log *log, struct xdev_linger_target **ret, size_t *ret_n) {
+                            const struct xdev_log *log, struct xdev_linger_target **ret,
+                            size_t *ret_n) {
         struct xdev_device_list list = { 0 };
         struct xdev_linger_target *v = NULL;
         size_t n = 0;
@@ -851,16 +886,19 @@ int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_co
 
         for (size_t i = 0; i < state->n_nodes && r == 0; i++)
                 if (state->nodes[i].class != XDEV_CLASS_VT)
-                        r = targets_add(&v, &n, state->nodes[i].rdev, state->nodes[i].class, state->nodes[i].path);
+                        r = targets_add(&v, &n, state->nodes[i].rdev, state->nodes[i].class,
+                                        state->nodes[i].path);
         if (r == 0 && xdev_devices_enumerate(config, &list, log) >= 0) {
                 struct xdev_dircache dirs = XDEV_DIRCACHE_INIT;
                 for (size_t i = 0; i < list.n && r == 0; i++) {
                         struct stat st;
                         int fd;
-                        if (xdev_node_open(&dirs, list.items[i].path, list.items[i].class, &fd, &st) < 0)
+                        if (xdev_node_open(&dirs, list.items[i].path, list.items[i].class, &fd,
+                                           &st) < 0)
                                 continue;
                         (void) close(fd);
-                        r = targets_add(&v, &n, st.st_rdev, list.items[i].class, list.items[i].path);
+                        r = targets_add(&v, &n, st.st_rdev, list.items[i].class,
+                                        list.items[i].path);
                 }
                 xdev_dircache_done(&dirs);
         }

@@ -22,19 +22,19 @@
 struct xdev_linger_target {
         dev_t rdev;
         enum xdev_class class;
-        char path[64];          /* for messages only */
+        char path[64]; /* for messages only */
 };
 
 /* A holder found by a report-only sweep, for xdevices status. */
 struct xdev_linger_entry {
         pid_t pid;
-        char comm[17];          /* printable ASCII only */
+        char comm[17]; /* printable ASCII only */
         uid_t uid;
         char path[64];
-        int fd;                 /* -1: held in the own fd table of THREAD */
+        int fd; /* -1: held in the own fd table of THREAD */
         pid_t thread;
-        bool revoked;           /* an input fd already revoked */
-        bool uring;             /* an io_uring registered file (FD is the ring) */
+        bool revoked; /* an input fd already revoked */
+        bool uring;   /* an io_uring registered file (FD is the ring) */
 };
 
 struct xdev_linger_report {
@@ -46,26 +46,26 @@ void xdev_linger_report_free(struct xdev_linger_report *r);
 
 struct xdev_linger_opts {
         enum xdev_linger policy;
-        unsigned grace_ms;      /* SIGTERM .. SIGKILL */
-        bool report_only;       /* list holders in REPORT, change nothing */
+        unsigned grace_ms; /* SIGTERM .. SIGKILL */
+        bool report_only;  /* list holders in REPORT, change nothing */
         struct xdev_linger_report *report;
-        bool has_keep;          /* processes of KEEP_UID hold legitimately */
+        bool has_keep; /* processes of KEEP_UID hold legitimately */
         uid_t keep_uid;
-        bool has_only;          /* act on processes one of whose real, effective,
+        bool has_only; /* act on processes one of whose real, effective,
                                  * saved or fs uids is ONLY_UID, and on no other */
         uid_t only_uid;
-        bool in_session;        /* ONLY_UID still has a session (a VT switch,
+        bool in_session; /* ONLY_UID still has a session (a VT switch,
                                  * not a logout): revoke input, drop DRM master,
                                  * but leave the rest of its X server alone */
 };
 
 struct xdev_linger_counts {
-        unsigned holders;       /* processes found holding a target */
-        unsigned revoked;       /* input fds revoked (EVIOCREVOKE) */
-        unsigned demoted;       /* DRM masters dropped */
-        unsigned terminated;    /* processes gone after SIGTERM/SIGKILL */
-        unsigned left;          /* holders only logged (warn, render, tty0) */
-        unsigned failed;        /* actions that failed */
+        unsigned holders;    /* processes found holding a target */
+        unsigned revoked;    /* input fds revoked (EVIOCREVOKE) */
+        unsigned demoted;    /* DRM masters dropped */
+        unsigned terminated; /* processes gone after SIGTERM/SIGKILL */
+        unsigned left;       /* holders only logged (warn, render, tty0) */
+        unsigned failed;     /* actions that failed */
 };
 
 /* Finds every process (not root, not KEEP_UID; with HAS_ONLY, of ONLY_UID
@@ -75,8 +75,9 @@ struct xdev_linger_counts {
  * of ONLY_UID ends. Remove the grants first: a revoked process may reopen
  * a node it still has access to. Bounded by OPTS->grace_ms plus one second.
  * Returns 0 (counts in *RET) or -errno when /proc cannot be read. */
-int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n, const struct xdev_linger_opts *opts,
-                      const struct xdev_log *log, struct xdev_linger_counts *ret);
+int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
+                      const struct xdev_linger_opts *opts, const struct xdev_log *log,
+                      struct xdev_linger_counts *ret);
 
 /* A set of shared nodes noted before a change, to sweep for those whose
  * grant went away (or to another uid) after it. */
@@ -91,10 +92,11 @@ int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state
 /* Sweeps the noted nodes that STATE no longer grants to the same uid, with
  * the policy of CONFIG, acting only on processes of each uid that lost a
  * grant (never the holder of STATE). Frees SET. */
-int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state, const struct xdev_config *config,
-                      const struct xdev_log *log);
+int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state,
+                      const struct xdev_config *config, const struct xdev_log *log);
 void xdev_linger_set_free(struct xdev_linger_set *set);
 
 /* Every recorded or enumerable shared node, for status and revoke. */
 int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_config *config,
-                            const struct xdev_log *log, struct xdev_linger_target **ret, size_t *ret_n);
+                            const struct xdev_log *log, struct xdev_linger_target **ret,
+                            size_t *ret_n);

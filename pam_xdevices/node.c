@@ -44,7 +44,8 @@ static int open_dir(const char *dir, size_t len) {
         fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        for (char *save = NULL, *comp = strtok_r(buf + 1, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+        for (char *save = NULL, *comp = strtok_r(buf + 1, "/", &save); comp;
+             comp = strtok_r(NULL, "/", &save)) {
                 int nfd = openat(fd, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
                 int r = -errno;
                 (void) close(fd);
@@ -55,8 +56,8 @@ static int open_dir(const char *dir, size_t len) {
         return fd;
 }
 
-int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_class class, int *ret_fd,
-                   struct stat *ret_st) {
+int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_class class,
+                   int *ret_fd, struct stat *ret_st) {
         const char *base;
         struct stat st;
         size_t dlen;
@@ -68,7 +69,8 @@ int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_clas
         if (!*base)
                 return -EINVAL;
         dlen = (size_t) (base - path);
-        if (cache && cache->fd >= 0 && strlen(cache->path) == dlen && memcmp(cache->path, path, dlen) == 0)
+        if (cache && cache->fd >= 0 && strlen(cache->path) == dlen &&
+            memcmp(cache->path, path, dlen) == 0)
                 dfd = cache->fd;
         else {
                 dfd = open_dir(path, dlen);
@@ -167,7 +169,8 @@ static int acl_add_user(acl_t *acl, uid_t uid, enum xdev_access perm) {
                 if (match)
                         goto found;
         }
-        if (acl_create_entry(acl, &e) < 0 || acl_set_tag_type(e, ACL_USER) < 0 || acl_set_qualifier(e, &uid) < 0)
+        if (acl_create_entry(acl, &e) < 0 || acl_set_tag_type(e, ACL_USER) < 0 ||
+            acl_set_qualifier(e, &uid) < 0)
                 return -errno;
         if (acl_get_permset(e, &ps) < 0 || acl_clear_perms(ps) < 0)
                 return -errno;
@@ -261,12 +264,14 @@ static int open_recorded(struct xdev_dircache *cache, const struct xdev_node *n,
         return 0;
 }
 
-static int apply_target(int fd, const struct stat *st, uid_t uid, gid_t gid, acl_t acl, mode_t mode) {
+static int apply_target(int fd, const struct stat *st, uid_t uid, gid_t gid, acl_t acl,
+                        mode_t mode) {
         char p[32];
         struct stat now;
 
         fd_path(fd, p);
-        if ((st->st_uid != uid || st->st_gid != gid) && fchownat(fd, "", uid, gid, AT_EMPTY_PATH) < 0)
+        if ((st->st_uid != uid || st->st_gid != gid) &&
+            fchownat(fd, "", uid, gid, AT_EMPTY_PATH) < 0)
                 return -errno;
         if (acl) {
                 acl_t cur = acl_get_file(p, ACL_TYPE_ACCESS);

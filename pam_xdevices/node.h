@@ -16,7 +16,8 @@ struct xdev_dircache {
         int fd;
         char path[256];
 };
-#define XDEV_DIRCACHE_INIT { .fd = -1 }
+#define XDEV_DIRCACHE_INIT \
+        { .fd = -1 }
 void xdev_dircache_done(struct xdev_dircache *c);
 
 /* Opens PATH as O_PATH, walking each component with O_NOFOLLOW, and checks
@@ -24,7 +25,8 @@ void xdev_dircache_done(struct xdev_dircache *c);
  * (VT minors 1..63, console 4:0). Returns 0 with *RET_FD and *RET_ST, -ENOENT,
  * -ENOTTY for a node that is not what CLASS says (a symlink, a regular file,
  * wrong major...), or another -errno. */
-int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_class class, int *ret_fd, struct stat *ret_st);
+int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_class class,
+                   int *ret_fd, struct stat *ret_st);
 
 /* Records the identity and original owner/group/mode/ACL of the node behind
  * FD into N (which must have path and class set; N->acl gets a new string). */

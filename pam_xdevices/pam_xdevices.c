@@ -29,7 +29,8 @@
 
 #define DATA_OPENED "pam_xdevices_opened"
 
-static XDEV_PRINTF(3, 0) void log_to_pam(void *userdata, int priority, const char *fmt, va_list ap) {
+static XDEV_PRINTF(3, 0) void log_to_pam(void *userdata, int priority, const char *fmt,
+                                         va_list ap) {
         pam_vsyslog((pam_handle_t *) userdata, priority, fmt, ap);
 }
 
@@ -84,7 +85,8 @@ static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *
         int vt, r;
 
         if (!xdev_config_service_allowed(&ctx->config, service)) {
-                xdev_debug(&ctx->log, "service \"%s\" is not allowed, ignoring", service ? service : "");
+                xdev_debug(&ctx->log, "service \"%s\" is not allowed, ignoring",
+                           service ? service : "");
                 return 0;
         }
         if (!xdev_login_items_are_local(user, ruser, rhost)) {
@@ -98,12 +100,18 @@ static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *
         }
         r = xdev_tty_is_controlling((unsigned) vt);
         if (r <= 0) {
-                pam_syslog(pamh, LOG_WARNING, "PAM_TTY names tty%d but it is not this process's controlling tty, ignoring", vt);
+                pam_syslog(
+                        pamh, LOG_WARNING,
+                        "PAM_TTY names tty%d but it is not this process's controlling tty, ignoring",
+                        vt);
                 return 0;
         }
         r = xdev_tty_leads_session((unsigned) vt);
         if (r <= 0) {
-                xdev_debug(&ctx->log, "this process does not lead the session of tty%d (a session inside a session), ignoring", vt);
+                xdev_debug(
+                        &ctx->log,
+                        "this process does not lead the session of tty%d (a session inside a session), ignoring",
+                        vt);
                 return 0;
         }
         return vt;
@@ -160,16 +168,21 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         login.start = pst.start;
         r = xdev_session_open(&ctx, &login);
         if (r < 0) {
-                pam_syslog(pamh, LOG_ERR, "granting devices to \"%s\" on tty%d failed: %s", user, vt, strerror(-r));
+                pam_syslog(pamh, LOG_ERR, "granting devices to \"%s\" on tty%d failed: %s", user,
+                           vt, strerror(-r));
                 ret = PAM_SESSION_ERR;
                 goto out;
         }
         pam_syslog(pamh, LOG_INFO, "\"%s\" on tty%d: %s", user, vt,
-                   r > 0 ? "VT and shared devices granted" : "VT granted; another session holds the shared devices");
+                   r > 0 ? "VT and shared devices granted"
+                         : "VT granted; another session holds the shared devices");
         if (pam_set_data(pamh, DATA_OPENED, (void *) 1, NULL) != PAM_SUCCESS)
-                pam_syslog(pamh, LOG_WARNING, "cannot remember the session in the PAM handle; xdevices gc will restore it");
+                pam_syslog(
+                        pamh, LOG_WARNING,
+                        "cannot remember the session in the PAM handle; xdevices gc will restore it");
         (void) snprintf(env, sizeof env, "XDG_VTNR=%d", vt);
-        if (pam_putenv(pamh, env) != PAM_SUCCESS || pam_putenv(pamh, "XDG_SEAT=seat0") != PAM_SUCCESS)
+        if (pam_putenv(pamh, env) != PAM_SUCCESS ||
+            pam_putenv(pamh, "XDG_SEAT=seat0") != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set XDG_VTNR/XDG_SEAT, ignoring");
         ret = PAM_SUCCESS;
 out:

@@ -141,7 +141,8 @@ int xdev_state_add_node(struct xdev_state *state, const struct xdev_node *n) {
 ssize_t xdev_state_find_node(const struct xdev_state *state, const char *path) {
         if (state->index_valid) {
                 size_t mask = state->index_cap - 1;
-                for (size_t slot = path_hash(path) & mask; state->index[slot]; slot = (slot + 1) & mask)
+                for (size_t slot = path_hash(path) & mask; state->index[slot];
+                     slot = (slot + 1) & mask)
                         if (strcmp(state->nodes[state->index[slot] - 1].path, path) == 0)
                                 return (ssize_t) (state->index[slot] - 1);
                 return -1;
@@ -209,7 +210,8 @@ static int parse_devnum(const char *s, dev_t *ret) {
                 return -EINVAL;
         memcpy(buf, s, (size_t) (colon - s));
         buf[colon - s] = '\0';
-        if (xdev_parse_uint(buf, 0xfffff, &maj) < 0 || xdev_parse_uint(colon + 1, 0xfffff, &min) < 0)
+        if (xdev_parse_uint(buf, 0xfffff, &maj) < 0 ||
+            xdev_parse_uint(colon + 1, 0xfffff, &min) < 0)
                 return -EINVAL;
         *ret = makedev((unsigned) maj, (unsigned) min);
         return 0;
@@ -456,12 +458,15 @@ int xdev_state_format(const struct xdev_state *state, FILE *f) {
         }
         for (size_t i = 0; i < state->n_nodes; i++) {
                 const struct xdev_node *n = &state->nodes[i];
-                fprintf(f, "node path=%s class=%s fsdev=%u:%u ino=%llu rdev=%u:%u uid=%u gid=%u mode=%o acl=%s",
+                fprintf(f,
+                        "node path=%s class=%s fsdev=%u:%u ino=%llu rdev=%u:%u uid=%u gid=%u mode=%o acl=%s",
                         n->path, xdev_class_to_string(n->class), major(n->fsdev), minor(n->fsdev),
-                        (unsigned long long) n->ino, major(n->rdev), minor(n->rdev), (unsigned) n->uid,
-                        (unsigned) n->gid, (unsigned) n->mode, n->acl ? n->acl : "-");
+                        (unsigned long long) n->ino, major(n->rdev), minor(n->rdev),
+                        (unsigned) n->uid, (unsigned) n->gid, (unsigned) n->mode,
+                        n->acl ? n->acl : "-");
                 if (n->granted)
-                        fprintf(f, " grant=%u:%s:%s\n", (unsigned) n->grantee, xdev_access_to_string(n->perm),
+                        fprintf(f, " grant=%u:%s:%s\n", (unsigned) n->grantee,
+                                xdev_access_to_string(n->perm),
                                 xdev_grant_mode_to_string(n->gmode));
                 else
                         fprintf(f, " grant=-\n");
@@ -489,7 +494,8 @@ int xdev_store_open(struct xdev_store *store, const char *dir) {
                 r = -EPERM;
                 goto fail;
         }
-        store->lockfd = openat(store->dirfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        store->lockfd = openat(store->dirfd, "lock",
+                               O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
         if (store->lockfd < 0) {
                 r = -errno;
                 goto fail;
@@ -527,7 +533,8 @@ int xdev_store_load(struct xdev_store *store, struct xdev_state *state, unsigned
         size_t len = 0;
         int fd, r;
 
-        fd = openat(store->dirfd, "state", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        fd = openat(store->dirfd, "state",
+                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd < 0) {
                 if (errno == ENOENT) {
                         xdev_state_free(state);
@@ -566,7 +573,8 @@ int xdev_store_save(struct xdev_store *store, const struct xdev_state *state) {
 
         xdev_fault_point("state-save");
         (void) unlinkat(store->dirfd, "state.tmp", 0);
-        fd = openat(store->dirfd, "state.tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fd = openat(store->dirfd, "state.tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    0600);
         if (fd < 0)
                 return -errno;
         f = fdopen(fd, "w");

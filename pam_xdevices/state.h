@@ -22,9 +22,9 @@ struct xdev_session {
         char user[XDEV_NAME_MAX + 1];
         char service[XDEV_NAME_MAX + 1];
         unsigned vt;
-        pid_t pid;             /* the session leader: the process that opened it */
-        uint64_t start;        /* its start time, so a reused pid is not taken for it */
-        int64_t since;         /* wall clock, for status only */
+        pid_t pid;      /* the session leader: the process that opened it */
+        uint64_t start; /* its start time, so a reused pid is not taken for it */
+        int64_t since;  /* wall clock, for status only */
 };
 
 /* One node we changed (or are about to). Identity (path, fs dev, inode,
@@ -39,12 +39,12 @@ struct xdev_node {
         uid_t uid;
         gid_t gid;
         mode_t mode;
-        char *acl;              /* access ACL text, NULL when the fs has none */
-        bool granted;           /* grantee/perm/gmode below are meaningful */
+        char *acl;    /* access ACL text, NULL when the fs has none */
+        bool granted; /* grantee/perm/gmode below are meaningful */
         uid_t grantee;
         enum xdev_access perm;
         enum xdev_grant_mode gmode;
-        bool dirty;             /* in memory only: must be converged */
+        bool dirty; /* in memory only: must be converged */
 };
 
 struct xdev_state {
@@ -53,7 +53,7 @@ struct xdev_state {
         /* Set while xdevicesd runs (and kept if it dies without stopping):
          * the shared devices follow the VT in front. */
         bool follow;
-        pid_t follow_pid;       /* the daemon, for status only */
+        pid_t follow_pid; /* the daemon, for status only */
         uint64_t follow_start;
         struct xdev_session *sessions;
         size_t n_sessions;

@@ -63,7 +63,8 @@ static bool child_leads_vt(pid_t pid, unsigned vt) {
         for (char *tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
                 struct xdev_proc_stat st;
                 uint64_t child;
-                if (xdev_parse_uint(tok, INT32_MAX, &child) < 0 || xdev_proc_stat((pid_t) child, &st) < 0)
+                if (xdev_parse_uint(tok, INT32_MAX, &child) < 0 ||
+                    xdev_proc_stat((pid_t) child, &st) < 0)
                         continue;
                 if (st.session == (pid_t) child && st.tty_nr == makedev(4, vt) && st.state != 'Z')
                         return true;

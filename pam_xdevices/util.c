@@ -143,7 +143,8 @@ bool xdev_path_is_valid(const char *path) {
         for (const char *p = path + 1; *p;) {
                 const char *slash = strchr(p, '/');
                 size_t len = slash ? (size_t) (slash - p) : strlen(p);
-                if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+                if (len == 0 || (len == 1 && p[0] == '.') ||
+                    (len == 2 && p[0] == '.' && p[1] == '.'))
                         return false;
                 p += len;
                 if (*p == '/')
@@ -194,8 +195,11 @@ fail:
 #ifdef XDEV_FAULT_POINTS
 /* XDEV_FAULT=name:action[@N] (see util.h). Test builds only. */
 int xdev_fault_point(const char *name) {
-        static const struct { const char *name; int err; } errs[] = {
-                { "EIO", EIO }, { "ENOSPC", ENOSPC }, { "EPERM", EPERM },
+        static const struct {
+                const char *name;
+                int err;
+        } errs[] = {
+                { "EIO", EIO },         { "ENOSPC", ENOSPC }, { "EPERM", EPERM },
                 { "ENOTSUP", ENOTSUP }, { "ENOENT", ENOENT },
         };
         static unsigned hits;

@@ -24,7 +24,10 @@ struct xdev_log {
 
 void xdev_log(const struct xdev_log *log, int priority, const char *fmt, ...) XDEV_PRINTF(3, 4);
 #define xdev_debug(log, ...) \
-        do { if ((log) && (log)->debug) xdev_log((log), LOG_DEBUG, __VA_ARGS__); } while (0)
+        do { \
+                if ((log) && (log)->debug) \
+                        xdev_log((log), LOG_DEBUG, __VA_ARGS__); \
+        } while (0)
 
 /* Strict decimal parsing: no sign, no spaces, no leading zeros, in range. */
 int xdev_parse_uint(const char *s, uint64_t max, uint64_t *ret);
@@ -32,10 +35,10 @@ int xdev_parse_uint(const char *s, uint64_t max, uint64_t *ret);
 /* Fields of /proc/PID/stat that identify a process over time and tie it to
  * its terminal. */
 struct xdev_proc_stat {
-        char state;             /* R, S, D, Z (zombie), X (dead), ... */
-        pid_t session;          /* the session id: the pid of its leader */
-        dev_t tty_nr;           /* the controlling tty, 0 when none */
-        uint64_t start;         /* start time in clock ticks since boot */
+        char state;     /* R, S, D, Z (zombie), X (dead), ... */
+        pid_t session;  /* the session id: the pid of its leader */
+        dev_t tty_nr;   /* the controlling tty, 0 when none */
+        uint64_t start; /* start time in clock ticks since boot */
 };
 int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret);
 
@@ -54,7 +57,6 @@ bool xdev_path_is_valid(const char *path);
  * short read taken for the whole file. FAULT names a test fault point. */
 int xdev_read_file(int fd, size_t size, const char *fault, char **ret);
 
-
 /* Fault points for crash-consistency tests; compiled out of release builds. */
 /* XDEV_FAULT=NAME:ACTION[@N] acts at the Nth (default first) time NAME is
  * reached: "kill", "abort", "stop" (SIGSTOP, then go on), or an errno name
@@ -63,5 +65,8 @@ int xdev_read_file(int fd, size_t size, const char *fault, char **ret);
 #ifdef XDEV_FAULT_POINTS
 int xdev_fault_point(const char *name);
 #else
-static inline int xdev_fault_point(const char *name) { (void) name; return 0; }
+static inline int xdev_fault_point(const char *name) {
+        (void) name;
+        return 0;
+}
 #endif

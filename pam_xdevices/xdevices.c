@@ -23,15 +23,16 @@
 
 enum {
         EXIT_OK = 0,
-        EXIT_FAILED = 1,   /* the operation failed (see messages) */
+        EXIT_FAILED = 1, /* the operation failed (see messages) */
         EXIT_USAGE = 2,
         EXIT_NOTROOT = 3,
-        EXIT_REFUSED = 4,  /* input did not agree with the system; nothing touched */
+        EXIT_REFUSED = 4, /* input did not agree with the system; nothing touched */
 };
 
 static bool use_syslog;
 
-static XDEV_PRINTF(3, 0) void log_to_stderr(void *userdata, int priority, const char *fmt, va_list ap) {
+static XDEV_PRINTF(3, 0) void log_to_stderr(void *userdata, int priority, const char *fmt,
+                                            va_list ap) {
         va_list copy;
 
         va_copy(copy, ap);
@@ -84,15 +85,19 @@ static int cmd_apply(struct xdev_ctx *ctx, const char *devnode, bool forget) {
         }
         class = xdev_class_from_string(getenv("XDEVICES_CLASS"));
         if (class < 0 || class == XDEV_CLASS_VT) {
-                xdev_log(&ctx->log, LOG_ERR, "XDEVICES_CLASS is not drm, input or console for \"%s\", refusing", devnode);
+                xdev_log(&ctx->log, LOG_ERR,
+                         "XDEVICES_CLASS is not drm, input or console for \"%s\", refusing",
+                         devnode);
                 return EXIT_REFUSED;
         }
         if (env_uint("MAJOR", 0xfff, &maj) < 0 || env_uint("MINOR", 0xfffff, &min) < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "MAJOR/MINOR missing or malformed for \"%s\", refusing", devnode);
+                xdev_log(&ctx->log, LOG_ERR,
+                         "MAJOR/MINOR missing or malformed for \"%s\", refusing", devnode);
                 return EXIT_REFUSED;
         }
         if (maj != xdev_class_major(class)) {
-                xdev_log(&ctx->log, LOG_ERR, "major %u is not that of class %s for \"%s\", refusing", (unsigned) maj,
+                xdev_log(&ctx->log, LOG_ERR,
+                         "major %u is not that of class %s for \"%s\", refusing", (unsigned) maj,
                          xdev_class_to_string(class), devnode);
                 return EXIT_REFUSED;
         }
@@ -101,7 +106,8 @@ static int cmd_apply(struct xdev_ctx *ctx, const char *devnode, bool forget) {
                 return EXIT_REFUSED;
         if (r < 0)
                 return EXIT_FAILED;
-        xdev_debug(&ctx->log, "\"%s\": %s", devnode, r > 0 ? "granted to the holder" : "nothing to do");
+        xdev_debug(&ctx->log, "\"%s\": %s", devnode,
+                   r > 0 ? "granted to the holder" : "nothing to do");
         return EXIT_OK;
 }
 
@@ -118,7 +124,8 @@ static int cmd_revoke(struct xdev_ctx *ctx, const char *who) {
                         return EXIT_USAGE;
                 }
                 if (pw->pw_uid == 0) {
-                        xdev_log(&ctx->log, LOG_ERR, "processes of root are never revoked, refusing");
+                        xdev_log(&ctx->log, LOG_ERR,
+                                 "processes of root are never revoked, refusing");
                         return EXIT_REFUSED;
                 }
         }
@@ -176,7 +183,8 @@ static void status_json(FILE *out, const struct xdev_status *st) {
                 json_string(out, s->user);
                 fprintf(out, ",\"uid\":%u,\"service\":", (unsigned) s->uid);
                 json_string(out, s->service);
-                fprintf(out, ",\"vt\":%u,\"leader\":%d,\"since\":%lld", s->vt, (int) s->pid, (long long) s->since);
+                fprintf(out, ",\"vt\":%u,\"leader\":%d,\"since\":%lld", s->vt, (int) s->pid,
+                        (long long) s->since);
                 json_bool(out, "alive", st->leader_alive[i]);
                 fputc('}', out);
         }
@@ -185,9 +193,10 @@ static void status_json(FILE *out, const struct xdev_status *st) {
                 const struct xdev_node *n = &state->nodes[i];
                 fprintf(out, "%s{\"path\":", i ? "," : "");
                 json_string(out, n->path);
-                fprintf(out, ",\"class\":\"%s\",\"rdev\":\"%u:%u\",\"original\":{\"uid\":%u,\"gid\":%u,\"mode\":\"%04o\",\"acl\":",
-                        xdev_class_to_string(n->class), major(n->rdev), minor(n->rdev), (unsigned) n->uid,
-                        (unsigned) n->gid, (unsigned) (n->mode & 07777));
+                fprintf(out,
+                        ",\"class\":\"%s\",\"rdev\":\"%u:%u\",\"original\":{\"uid\":%u,\"gid\":%u,\"mode\":\"%04o\",\"acl\":",
+                        xdev_class_to_string(n->class), major(n->rdev), minor(n->rdev),
+                        (unsigned) n->uid, (unsigned) n->gid, (unsigned) (n->mode & 07777));
                 if (n->acl)
                         json_string(out, n->acl);
                 else
@@ -195,7 +204,8 @@ static void status_json(FILE *out, const struct xdev_status *st) {
                 fprintf(out, "},\"grantee\":");
                 if (n->granted)
                         fprintf(out, "%u,\"access\":\"%s\",\"by\":\"%s\"}", (unsigned) n->grantee,
-                                xdev_access_to_string(n->perm), xdev_grant_mode_to_string(n->gmode));
+                                xdev_access_to_string(n->perm),
+                                xdev_grant_mode_to_string(n->gmode));
                 else
                         fprintf(out, "null}");
         }
@@ -226,7 +236,8 @@ static void status_text(FILE *out, const struct xdev_status *st) {
         if (!state->has_holder)
                 fprintf(out, "holder: none\n");
         else
-                fprintf(out, "holder: uid %u (%s)\n", (unsigned) state->holder, holder_name ? holder_name : "?");
+                fprintf(out, "holder: uid %u (%s)\n", (unsigned) state->holder,
+                        holder_name ? holder_name : "?");
         if (!state->follow)
                 fprintf(out, "follow: no\n");
         else
@@ -240,30 +251,35 @@ static void status_text(FILE *out, const struct xdev_status *st) {
                 struct tm tm;
                 if (localtime_r(&tt, &tm))
                         (void) strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm);
-                fprintf(out, "  %-12s uid %-6u tty%-3u leader %-7d %s since %s%s\n", s->user, (unsigned) s->uid, s->vt,
-                        (int) s->pid, s->service, since, st->leader_alive[i] ? "" : " (leader gone)");
+                fprintf(out, "  %-12s uid %-6u tty%-3u leader %-7d %s since %s%s\n", s->user,
+                        (unsigned) s->uid, s->vt, (int) s->pid, s->service, since,
+                        st->leader_alive[i] ? "" : " (leader gone)");
         }
         fprintf(out, "nodes: %zu\n", state->n_nodes);
         for (size_t i = 0; i < state->n_nodes; i++) {
                 const struct xdev_node *n = &state->nodes[i];
                 fprintf(out, "  %-24s %-7s ", n->path, xdev_class_to_string(n->class));
                 if (n->granted)
-                        fprintf(out, "uid %-6u %-2s (%s)", (unsigned) n->grantee, xdev_access_to_string(n->perm),
+                        fprintf(out, "uid %-6u %-2s (%s)", (unsigned) n->grantee,
+                                xdev_access_to_string(n->perm),
                                 xdev_grant_mode_to_string(n->gmode));
                 else
                         fprintf(out, "%-18s", "not granted");
-                fprintf(out, "  was %u:%u %04o %s\n", (unsigned) n->uid, (unsigned) n->gid, (unsigned) (n->mode & 07777),
-                        n->acl ? n->acl : "(no ACL support)");
+                fprintf(out, "  was %u:%u %04o %s\n", (unsigned) n->uid, (unsigned) n->gid,
+                        (unsigned) (n->mode & 07777), n->acl ? n->acl : "(no ACL support)");
         }
         fprintf(out, "lingering holders:\n");
         for (size_t i = 0; i < st->lingering.n; i++) {
                 const struct xdev_linger_entry *e = &st->lingering.items[i];
-                fprintf(out, "  pid %-7d %-16s uid %-6u ", (int) e->pid, e->comm, (unsigned) e->uid);
+                fprintf(out, "  pid %-7d %-16s uid %-6u ", (int) e->pid, e->comm,
+                        (unsigned) e->uid);
                 if (e->thread)
                         fprintf(out, "thread %d (own fd table) %s\n", (int) e->thread, e->path);
                 else
                         fprintf(out, "fd %-4d %s%s\n", e->fd, e->path,
-                                e->uring ? " (io_uring registered file)" : e->revoked ? " (revoked)" : "");
+                                e->uring             ? " (io_uring registered file)"
+                                        : e->revoked ? " (revoked)"
+                                                     : "");
         }
         if (st->lingering.n == 0)
                 fprintf(out, "  none\n");
@@ -320,15 +336,13 @@ static const struct command {
         int operands;
         int (*run)(struct xdev_ctx *ctx, char **args, const struct flags *f);
 } commands[] = {
-        { "status", 0, cmd_status },
-        { "apply", 1, cmd_apply_args },
-        { "forget", 1, cmd_forget_args },
-        { "gc", 0, cmd_gc },
-        { "reset", 0, cmd_reset },
-        { "revoke", -1, cmd_revoke_args },
+        { "status", 0, cmd_status },      { "apply", 1, cmd_apply_args },
+        { "forget", 1, cmd_forget_args }, { "gc", 0, cmd_gc },
+        { "reset", 0, cmd_reset },        { "revoke", -1, cmd_revoke_args },
 };
 
-static int run_command(struct xdev_ctx *ctx, const char *name, int n_args, char **args, const struct flags *f) {
+static int run_command(struct xdev_ctx *ctx, const char *name, int n_args, char **args,
+                       const struct flags *f) {
         for (size_t i = 0; i < XDEV_ELEMENTSOF(commands); i++) {
                 const struct command *c = &commands[i];
                 int want = c->operands >= 0 ? c->operands : f->all ? 0 : 1;
@@ -414,7 +428,8 @@ int main(int argc, char **argv) {
         }
         ctx.log.debug = debug || ctx.config.debug;
 
-        ret = run_command(&ctx, cmd, argc - optind, argv + optind, &(struct flags) { json, force, all });
+        ret = run_command(&ctx, cmd, argc - optind, argv + optind,
+                          &(struct flags) { json, force, all });
         xdev_ctx_done(&ctx);
         return ret;
 }

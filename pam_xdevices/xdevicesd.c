@@ -37,7 +37,7 @@ enum {
         EXIT_FAILED = 1,
         EXIT_USAGE = 2,
         EXIT_NOTROOT = 3,
-        EXIT_RUNNING = 5,       /* another xdevicesd holds the lock */
+        EXIT_RUNNING = 5, /* another xdevicesd holds the lock */
 };
 
 /* fds polled: signals, the active VT, the state directory, then leaders */
@@ -125,8 +125,8 @@ static void drain(int fd) {
 /* Replaces the leader pidfds in PFDS[P_LEADERS..] with those of RES.
  * Returns the number of pollfds in use; *RET_STALE is set when a leader
  * was already gone (look again at once). */
-static size_t leaders_watch(struct pollfd *pfds, size_t n_used, const struct xdev_follow_result *res,
-                            bool *ret_stale) {
+static size_t leaders_watch(struct pollfd *pfds, size_t n_used,
+                            const struct xdev_follow_result *res, bool *ret_stale) {
         size_t n = P_LEADERS;
 
         for (size_t i = P_LEADERS; i < n_used; i++)
@@ -163,19 +163,23 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
 
         res = calloc(1, sizeof *res);
         if (!res || xdev_proc_stat(self.pid, &pst) < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "cannot start: %s", res ? "cannot read /proc/self/stat" : "out of memory");
+                xdev_log(&ctx->log, LOG_ERR, "cannot start: %s",
+                         res ? "cannot read /proc/self/stat" : "out of memory");
                 free(res);
                 return EXIT_FAILED;
         }
         self.start = pst.start;
         lockfd = lock_daemon(ctx->statedir);
         if (lockfd == -EWOULDBLOCK) {
-                xdev_log(&ctx->log, LOG_ERR, "another xdevicesd is running (\"%s/daemon.lock\" is held)", ctx->statedir);
+                xdev_log(&ctx->log, LOG_ERR,
+                         "another xdevicesd is running (\"%s/daemon.lock\" is held)",
+                         ctx->statedir);
                 free(res);
                 return EXIT_RUNNING;
         }
         if (lockfd < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "cannot lock \"%s/daemon.lock\": %s", ctx->statedir, strerror(-lockfd));
+                xdev_log(&ctx->log, LOG_ERR, "cannot lock \"%s/daemon.lock\": %s", ctx->statedir,
+                         strerror(-lockfd));
                 free(res);
                 return EXIT_FAILED;
         }
@@ -184,20 +188,23 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || (sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
+            (sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot set up signals: %s", strerror(errno));
                 goto out;
         }
         activefd = open(ACTIVE_VT_PATH, O_RDONLY | O_CLOEXEC);
         if (activefd < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "cannot open \"%s\": %s (no virtual consoles?)", ACTIVE_VT_PATH,
-                         strerror(errno));
+                xdev_log(&ctx->log, LOG_ERR, "cannot open \"%s\": %s (no virtual consoles?)",
+                         ACTIVE_VT_PATH, strerror(errno));
                 goto out;
         }
         inofd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-        if (inofd < 0 || inotify_add_watch(inofd, ctx->statedir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_DONT_FOLLOW |
-                                                                  IN_ONLYDIR) < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "cannot watch \"%s\": %s", ctx->statedir, strerror(errno));
+        if (inofd < 0 ||
+            inotify_add_watch(inofd, ctx->statedir,
+                              IN_CLOSE_WRITE | IN_MOVED_TO | IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot watch \"%s\": %s", ctx->statedir,
+                         strerror(errno));
                 goto out;
         }
         pfds[P_SIGNAL] = (struct pollfd) { .fd = sigfd, .events = POLLIN };
@@ -214,13 +221,15 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                         drain(inofd);
                         r = xdev_follow_update(ctx, &self, res);
                         if (r < 0) {
-                                xdev_log(&ctx->log, LOG_ERR, "cannot follow the VT in front: %s; retrying",
+                                xdev_log(&ctx->log, LOG_ERR,
+                                         "cannot follow the VT in front: %s; retrying",
                                          strerror(-r));
                                 timeout = RETRY_MS;
                         } else {
                                 if (res->changed)
                                         xdev_debug(&ctx->log, "tty%d in front: %s", res->active_vt,
-                                                   res->has_holder ? "its session holds" : "nobody holds");
+                                                   res->has_holder ? "its session holds"
+                                                                   : "nobody holds");
                                 n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
                                 timeout = stale ? 0 : -1;
                         }
@@ -239,7 +248,8 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                         struct signalfd_siginfo si;
                         while (read(sigfd, &si, sizeof si) == sizeof si) {
                                 if (si.ssi_signo == SIGHUP) {
-                                        xdev_log(&ctx->log, LOG_INFO, "reloading the configuration");
+                                        xdev_log(&ctx->log, LOG_INFO,
+                                                 "reloading the configuration");
                                         (void) load_config(ctx, conf, debug);
                                 } else
                                         stop = true;
@@ -248,7 +258,8 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         }
         /* A clean stop: the login-time rule resumes. */
         if (xdev_follow_update(ctx, NULL, NULL) < 0)
-                xdev_log(&ctx->log, LOG_ERR, "cannot clear the follow mark in the state; it stays in force");
+                xdev_log(&ctx->log, LOG_ERR,
+                         "cannot clear the follow mark in the state; it stays in force");
         xdev_log(&ctx->log, LOG_INFO, "stopped");
         ret = EXIT_OK;
 out:

@@ -48,7 +48,8 @@ int main(void) {
 
         printf("pam_xdevices demo: user xdalice (uid %d), free VT %s (VT_OPENQRY), nodes mknod'd in a private /dev\n",
                H_UID_ALICE, vtnode);
-        printf("PAM service: %s/%s = session required pam_xdevices.so (real libpam)\n\n", H_PAMDIR, H_SERVICE);
+        printf("PAM service: %s/%s = session required pam_xdevices.so (real libpam)\n\n", H_PAMDIR,
+               H_SERVICE);
         for (size_t i = 0; i < n; i++) {
                 char *d = h_node_describe(nodes[i]);
                 cols[i][0] = pretty(d);
@@ -56,7 +57,8 @@ int main(void) {
         }
         struct h_session *s = h_session_open("xdalice", vt, NULL);
         if (s->open_ret != PAM_SUCCESS) {
-                fprintf(stderr, "demo: pam_open_session returned %d\n%s", s->open_ret, h_log_take());
+                fprintf(stderr, "demo: pam_open_session returned %d\n%s", s->open_ret,
+                        h_log_take());
                 return 1;
         }
         for (size_t i = 0; i < n; i++) {
@@ -72,10 +74,12 @@ int main(void) {
                 free(d);
         }
         printf("pam_close_session: %s\n\n", r == PAM_SUCCESS ? "success" : "FAILED");
-        char *hdr[3] = { "before login (owner:group mode ACL)", "during the session", "after logout" };
+        char *hdr[3] = { "before login (owner:group mode ACL)", "during the session",
+                         "after logout" };
         row("node", hdr);
         printf("|%s|%s|%s|%s|\n", "----------------------", "------------------------------------",
-               "----------------------------------------------------", "------------------------------------");
+               "----------------------------------------------------",
+               "------------------------------------");
         int same = 1;
         for (size_t i = 0; i < n; i++) {
                 row(nodes[i], cols[i]);

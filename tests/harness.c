@@ -32,8 +32,8 @@
 int h_vt;
 
 const char *const h_shared_nodes[] = {
-        "/dev/dri/card0", "/dev/dri/renderD128", "/dev/input/event0", "/dev/input/event1",
-        "/dev/input/mouse0", "/dev/input/mice", "/dev/input/js0",
+        "/dev/dri/card0",    "/dev/dri/renderD128", "/dev/input/event0", "/dev/input/event1",
+        "/dev/input/mouse0", "/dev/input/mice",     "/dev/input/js0",
 };
 const size_t h_n_shared_nodes = sizeof h_shared_nodes / sizeof h_shared_nodes[0];
 
@@ -96,13 +96,14 @@ static bool vt_is_free(int vt) {
 
 static void make_dev(void) {
         char p[32];
-        gid_t tty = group_id("tty", 5), video = group_id("video", 44), render = group_id("render", 108),
-              input = group_id("input", 105);
+        gid_t tty = group_id("tty", 5), video = group_id("video", 44),
+              render = group_id("render", 108), input = group_id("input", 105);
 
         (void) umount2("/dev", MNT_DETACH);
         if (mount("xdevtest", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755") < 0)
                 die("mount /dev");
-        if (mkdir("/dev/dri", 0755) < 0 || mkdir("/dev/input", 0755) < 0 || mkdir("/dev/pts", 0755) < 0)
+        if (mkdir("/dev/dri", 0755) < 0 || mkdir("/dev/input", 0755) < 0 ||
+            mkdir("/dev/pts", 0755) < 0)
                 die("mkdir");
         mknod_at("/dev/null", 1, 3, 0, 0666);
         mknod_at("/dev/zero", 1, 5, 0, 0666);
@@ -179,10 +180,13 @@ int h_init(void) {
                         if (errno != EWOULDBLOCK)
                                 die("test lock");
                         if (h_lock_waited == 0)
-                                fprintf(stderr, "waiting for the test lock (another test is running) ...\n");
+                                fprintf(stderr,
+                                        "waiting for the test lock (another test is running) ...\n");
                         if (++h_lock_waited > atoi(wait_s)) {
-                                fprintf(stderr, "the test lock is still held after %s s (see /proc/locks); "
-                                                "going on without it\n", wait_s);
+                                fprintf(stderr,
+                                        "the test lock is still held after %s s (see /proc/locks); "
+                                        "going on without it\n",
+                                        wait_s);
                                 break;
                         }
                         sleep(1);
@@ -321,7 +325,8 @@ char *h_log_take(void) {
                 char *m = strstr(buf, mark + 4);
                 if (m) {
                         *m = '\0';
-                        log_seen += (off_t) (strchr(m + 1, '\n') ? strchr(m + 1, '\n') + 1 - buf : n);
+                        log_seen +=
+                                (off_t) (strchr(m + 1, '\n') ? strchr(m + 1, '\n') + 1 - buf : n);
                         return buf;
                 }
                 usleep(10000);
@@ -374,7 +379,8 @@ char *h_node_describe(const char *path) {
                 acl_free(acl);
         }
         if (asprintf(&out, "%u %u %06o %u:%u %s", (unsigned) st.st_uid, (unsigned) st.st_gid,
-                     (unsigned) st.st_mode, major(st.st_rdev), minor(st.st_rdev), text ? text : "-") < 0)
+                     (unsigned) st.st_mode, major(st.st_rdev), minor(st.st_rdev),
+                     text ? text : "-") < 0)
                 out = NULL;
         if (text)
                 acl_free(text);
@@ -432,7 +438,8 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
         if (!o->no_ctty) {
                 int fd = ttyfd = open(path, O_RDWR | O_NOFOLLOW);
                 if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0) {
-                        fprintf(stderr, "harness: cannot make %s the controlling tty: %s\n", path, strerror(errno));
+                        fprintf(stderr, "harness: cannot make %s the controlling tty: %s\n", path,
+                                strerror(errno));
                         _exit(98);
                 }
                 /* kept open: the last close of a tty clears it as the
@@ -447,7 +454,9 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                 if (pid > 0) {
                         (void) close(in);
                         (void) close(out);
-                        _exit(waitpid(pid, &status, 0) == pid && WIFEXITED(status) ? WEXITSTATUS(status) : 92);
+                        _exit(waitpid(pid, &status, 0) == pid && WIFEXITED(status)
+                                      ? WEXITSTATUS(status)
+                                      : 92);
                 }
         }
         (void) snprintf(tty, sizeof tty, "tty%d", vt);
@@ -495,7 +504,10 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                                 sb[sn] = '\0';
                                 char *q = strrchr(sb, ')');
                                 int ppid, pgrp, sid, ttynr = 0;
-                                if (q && sscanf(q + 2, "%*c %d %d %d %d", &ppid, &pgrp, &sid, &ttynr) == 4 && ttynr != 0)
+                                if (q &&
+                                    sscanf(q + 2, "%*c %d %d %d %d", &ppid, &pgrp, &sid, &ttynr) ==
+                                            4 &&
+                                    ttynr != 0)
                                         break;
                         }
                         usleep(10000);
@@ -533,7 +545,8 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
         pam_end(pamh, r);
         closelog(); /* pam_syslog's socket is libc's, not a leak of ours */
         if (h_count_fds() != fds_before) {
-                fprintf(stderr, "harness: %d fds open after the session, %d before\n", h_count_fds(), fds_before);
+                fprintf(stderr, "harness: %d fds open after the session, %d before\n",
+                        h_count_fds(), fds_before);
                 _exit(94);
         }
         _exit(r == PAM_SUCCESS ? 0 : 10 + (r & 0x7f));
@@ -574,7 +587,9 @@ int h_session_opened(struct h_session *s) {
                 if (s->faulty)
                         return s->open_ret = -1; /* h_session_close_status reaps it */
                 (void) waitpid(s->pid, &status, 0);
-                fprintf(stderr, "harness: session child died before open_session returned (status %d)\n", status);
+                fprintf(stderr,
+                        "harness: session child died before open_session returned (status %d)\n",
+                        status);
                 exit(99);
         }
         reply[n] = '\0';
@@ -729,7 +744,8 @@ char *h_snap_diff(const struct h_snap *s, const char *when) {
         for (size_t i = 0; i < s->n && !out; i++) {
                 char *now = h_node_describe(s->path[i]);
                 if (strcmp(s->desc[i], now) != 0 &&
-                    asprintf(&out, "%s: %s was \"%s\", is \"%s\"", when, s->path[i], s->desc[i], now) < 0)
+                    asprintf(&out, "%s: %s was \"%s\", is \"%s\"", when, s->path[i], s->desc[i],
+                             now) < 0)
                         die("asprintf");
                 free(now);
         }

@@ -29,7 +29,7 @@ extern const size_t h_n_shared_nodes;
  * Returns the first of H_N_VTS consecutive VTs that nobody uses. */
 #define H_N_VTS 4
 int h_init(void);
-extern int h_vt;  /* first test VT */
+extern int h_vt;          /* first test VT */
 extern int h_lock_waited; /* seconds h_init waited for the test lock (H_LOCK_WAIT) */
 
 /* For tests of the fault-point build: the module (XDEV_TEST_MODULE) goes
@@ -52,25 +52,25 @@ const char *h_acl_of(const char *path, uid_t uid);
 struct h_session {
         pid_t pid;
         int to_child, from_child;
-        int open_ret;          /* -1: the child died in open_session (only with a fault) */
-        bool faulty;           /* opened with h_opts.fault */
+        int open_ret; /* -1: the child died in open_session (only with a fault) */
+        bool faulty;  /* opened with h_opts.fault */
         char xdg_vtnr[32];
         char xdg_seat[32];
 };
 
 struct h_opts {
-        const char *tty;       /* PAM_TTY; default "ttyVT" */
+        const char *tty; /* PAM_TTY; default "ttyVT" */
         const char *rhost;
         const char *ruser;
-        bool no_ctty;          /* do not make the VT the controlling tty */
-        bool not_leader;       /* run PAM in a child of the session leader, as
+        bool no_ctty;        /* do not make the VT the controlling tty */
+        bool not_leader;     /* run PAM in a child of the session leader, as
                                 * su or sudo started from a shell would */
-        bool detach;           /* after open_session, as util-linux login: the
+        bool detach;         /* after open_session, as util-linux login: the
                                 * leader gives up the VT and a child takes it
                                 * as the tty of a session of its own */
-        const char *service;   /* default H_SERVICE */
-        const char **env;      /* NULL-terminated "K=V" put with pam_putenv before open */
-        const char *fault;     /* XDEV_FAULT while open_session runs (the fault-point
+        const char *service; /* default H_SERVICE */
+        const char **env;    /* NULL-terminated "K=V" put with pam_putenv before open */
+        const char *fault;   /* XDEV_FAULT while open_session runs (the fault-point
                                 * module): the child may die or stop there */
 };
 
@@ -131,9 +131,9 @@ void h_snap_take(struct h_snap *s);
 char *h_snap_diff(const struct h_snap *s, const char *when);
 void h_snap_free(struct h_snap *s);
 #ifdef ck_assert_msg
-#define h_snap_assert_equal(s, when)                                     \
-        do {                                                             \
-                char *h_diff_ = h_snap_diff((s), (when));                \
+#define h_snap_assert_equal(s, when) \
+        do { \
+                char *h_diff_ = h_snap_diff((s), (when)); \
                 ck_assert_msg(h_diff_ == NULL, "%s", h_diff_ ? h_diff_ : ""); \
         } while (0)
 #endif

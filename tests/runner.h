@@ -18,7 +18,7 @@ static inline int h_suite_run(Suite *s) {
 }
 
 /* A test program whose main() only runs the suite SUITE_FN() makes. */
-#define H_CHECK_MAIN(suite_fn)                  \
-        int main(void) {                        \
+#define H_CHECK_MAIN(suite_fn) \
+        int main(void) { \
                 return h_suite_run(suite_fn()); \
         }

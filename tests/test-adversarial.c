@@ -60,8 +60,8 @@ static void snap_take(struct snap *s) {
 static void snap_check(struct snap *a, const char *when) {
         for (size_t i = 0; i < n_watched; i++) {
                 char *now = h_node_describe(watched[i]);
-                ck_assert_msg(strcmp(a->desc[i], now) == 0, "%s: %s was \"%s\", is \"%s\"", when, watched[i],
-                              a->desc[i], now);
+                ck_assert_msg(strcmp(a->desc[i], now) == 0, "%s: %s was \"%s\", is \"%s\"", when,
+                              watched[i], a->desc[i], now);
                 free(now);
                 free(a->desc[i]);
         }
@@ -69,18 +69,20 @@ static void snap_check(struct snap *a, const char *when) {
 
 /* One adversarial login: expects EXPECT from open_session, nothing touched,
  * and LOGGED (when not NULL) in syslog. */
-static void expect_login(const char *user, int vt, const struct h_opts *o, int expect, const char *logged,
-                         const char *what) {
+static void expect_login(const char *user, int vt, const struct h_opts *o, int expect,
+                         const char *logged, const char *what) {
         struct snap before;
         free(h_log_take());
         snap_take(&before);
         struct h_session *s = h_session_open(user, vt, o);
-        ck_assert_msg(s->open_ret == expect, "%s: open returned %d, expected %d", what, s->open_ret, expect);
+        ck_assert_msg(s->open_ret == expect, "%s: open returned %d, expected %d", what, s->open_ret,
+                      expect);
         snap_check(&before, what);
         (void) h_session_close(s);
         if (logged) {
                 char *log = h_log_take();
-                ck_assert_msg(strstr(log, logged), "%s: \"%s\" not logged; the log was:\n%s", what, logged, log);
+                ck_assert_msg(strstr(log, logged), "%s: \"%s\" not logged; the log was:\n%s", what,
+                              logged, log);
                 free(log);
         }
         n_cases++;
@@ -104,30 +106,56 @@ static void count_cases(void) {
 
 START_TEST(test_pam_tty_spellings_are_ignored) {
         static const char *const ttys[] = {
-                "tty01", "tty1\n", "../", "../tty1", "tty99999999999999999999", "tty18446744073709551617",
-                "/dev/tty1/", "/dev//tty1", "tty 1", "tty+1", "tty-1", "TTY1", "tty", "/dev/tty", "",
-                "/proc/self/fd/0", "tty1 ", " tty1", "vc/1", "/dev/vc/1", "/dev/./tty1", "dev/tty1", "tty0x1",
-                "tty1\t", "ttyS0\n", "/dev/tty\xd9\xa1",
+                "tty01",
+                "tty1\n",
+                "../",
+                "../tty1",
+                "tty99999999999999999999",
+                "tty18446744073709551617",
+                "/dev/tty1/",
+                "/dev//tty1",
+                "tty 1",
+                "tty+1",
+                "tty-1",
+                "TTY1",
+                "tty",
+                "/dev/tty",
+                "",
+                "/proc/self/fd/0",
+                "tty1 ",
+                " tty1",
+                "vc/1",
+                "/dev/vc/1",
+                "/dev/./tty1",
+                "dev/tty1",
+                "tty0x1",
+                "tty1\t",
+                "ttyS0\n",
+                "/dev/tty\xd9\xa1",
         };
         for (size_t i = 0; i < ELEMENTSOF(ttys); i++) {
                 char what[64];
                 snprintf(what, sizeof what, "PAM_TTY \"%s\"", ttys[i]);
-                expect_login("xdalice", h_vt, &(struct h_opts) { .tty = ttys[i] }, H_IGNORED, NULL, what);
+                expect_login("xdalice", h_vt, &(struct h_opts) { .tty = ttys[i] }, H_IGNORED, NULL,
+                             what);
         }
 }
 END_TEST
 
 START_TEST(test_remote_hosts_are_ignored) {
-        static const char *const hosts[] = { "127.0.0.1", "::1", "localhost.localdomain", " ", "tty1", ":0" };
+        static const char *const hosts[] = { "127.0.0.1", "::1",  "localhost.localdomain",
+                                             " ",         "tty1", ":0" };
         for (size_t i = 0; i < ELEMENTSOF(hosts); i++)
-                expect_login("xdalice", h_vt, &(struct h_opts) { .rhost = hosts[i] }, H_IGNORED, NULL, hosts[i]);
+                expect_login("xdalice", h_vt, &(struct h_opts) { .rhost = hosts[i] }, H_IGNORED,
+                             NULL, hosts[i]);
 }
 END_TEST
 
 /* su, sudo, runuser inside a console session: the tty is the session's,
  * PAM_RUSER is the caller. Each service gets a real service file. */
 START_TEST(test_su_sudo_runuser_grant_nothing) {
-        static const char *const services[] = { "su", "su-l", "sudo", "sudo-i", "runuser", "runuser-l" };
+        static const char *const services[] = { "su",     "su-l",    "sudo",
+                                                "sudo-i", "runuser", "runuser-l" };
         static const char *const rusers[] = { "xdalice", "root" };
         char svc[1024];
         FILE *f = fopen(H_PAMDIR "/" H_SERVICE, "r");
@@ -146,11 +174,14 @@ START_TEST(test_su_sudo_runuser_grant_nothing) {
                         /* on alice's own VT, as su would be: in her session, so the
                          * VT is not a controlling tty this new session can take */
                         expect_login("xdbob", h_vt,
-                                     &(struct h_opts) { .service = services[i], .ruser = rusers[j], .no_ctty = true },
+                                     &(struct h_opts) { .service = services[i],
+                                                        .ruser = rusers[j],
+                                                        .no_ctty = true },
                                      H_IGNORED, NULL, what);
                         expect_login("xdcarol", h_vt + 1,
-                                     &(struct h_opts) { .service = services[i], .ruser = rusers[j] }, H_IGNORED, NULL,
-                                     what);
+                                     &(struct h_opts) { .service = services[i],
+                                                        .ruser = rusers[j] },
+                                     H_IGNORED, NULL, what);
                 }
         }
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_BOB), "");
@@ -165,7 +196,8 @@ START_TEST(test_planted_xdg_does_not_choose_the_vt) {
         snprintf(t1, sizeof t1, "tty%d", h_vt);
         /* no controlling tty, planted VT: still ignored */
         expect_login("xdalice", h_vt, &(struct h_opts) { .env = env, .no_ctty = true }, H_IGNORED,
-                     "not this process's controlling tty", "planted XDG_VTNR without a controlling tty");
+                     "not this process's controlling tty",
+                     "planted XDG_VTNR without a controlling tty");
         /* the real VT wins over the planted one */
         struct h_session *a = h_session_open("xdalice", h_vt, &(struct h_opts) { .env = env });
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
@@ -205,18 +237,20 @@ static void replace_with(const char *path, const char *how) {
 /* Every kind of impostor at /dev/input/event0: the login goes on for the
  * rest, the impostor and what it points at are untouched. */
 START_TEST(test_impostor_nodes_are_not_touched) {
-        static const char *const kinds[] = { "hardlink-vt", "block", "fifo", "dir", "socket", "drm-major", "mem",
-                                             "symlink-vt" };
+        static const char *const kinds[] = { "hardlink-vt", "block",     "fifo", "dir",
+                                             "socket",      "drm-major", "mem",  "symlink-vt" };
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
                 h_fresh(NULL, "debug");
                 replace_with("/dev/input/event0", kinds[i]);
                 char *imp = h_node_describe("/dev/input/event0");
                 char *vt3 = h_node_describe(vtpath[3]);
                 struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-                ck_assert_msg(a->open_ret == PAM_SUCCESS, "%s: open returned %d", kinds[i], a->open_ret);
+                ck_assert_msg(a->open_ret == PAM_SUCCESS, "%s: open returned %d", kinds[i],
+                              a->open_ret);
                 ck_assert_str_eq(h_acl_of("/dev/input/event1", H_UID_ALICE), "rw");
                 char *now = h_node_describe("/dev/input/event0");
-                ck_assert_msg(strcmp(now, imp) == 0, "%s: impostor changed: \"%s\" -> \"%s\"", kinds[i], imp, now);
+                ck_assert_msg(strcmp(now, imp) == 0, "%s: impostor changed: \"%s\" -> \"%s\"",
+                              kinds[i], imp, now);
                 free(now);
                 now = h_node_describe(vtpath[3]);
                 ck_assert_msg(strcmp(now, vt3) == 0, "%s: %s changed", kinds[i], vtpath[3]);
@@ -297,11 +331,14 @@ START_TEST(test_globs_cannot_reach_outside_dev) {
                 struct snap before;
                 snap_take(&before);
                 struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-                ck_assert_msg(a->open_ret == expect[i], "%s: open returned %d", confs[i], a->open_ret);
+                ck_assert_msg(a->open_ret == expect[i], "%s: open returned %d", confs[i],
+                              a->open_ret);
                 /* "/dev/" + "*" matches drm and input names too, but at the
                  * wrong depth or with the wrong major: all stay untouched
                  * except the login VT, which logout restores */
-                ck_assert_str_eq(h_acl_of("/etc/shadow", H_UID_ALICE) ? h_acl_of("/etc/shadow", H_UID_ALICE) : "",
+                ck_assert_str_eq(h_acl_of("/etc/shadow", H_UID_ALICE)
+                                         ? h_acl_of("/etc/shadow", H_UID_ALICE)
+                                         : "",
                                  "");
                 ck_assert_str_eq(h_acl_of("/dev/null", H_UID_ALICE), "");
                 ck_assert_str_eq(h_acl_of("/dev/tty1", H_UID_ALICE), "");
@@ -333,7 +370,8 @@ START_TEST(test_hostile_config_files_grant_nothing) {
 
         /* group-writable */
         write_bytes(H_CONF, good, strlen(good), 0664, 0);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "must be owned by root", "group-writable config");
+        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "must be owned by root",
+                     "group-writable config");
         /* a 10 MiB line */
         memset(buf, 'a', big);
         memcpy(buf, "mode = ", 7);
@@ -355,7 +393,8 @@ START_TEST(test_hostile_config_files_grant_nothing) {
         write_bytes(H_CONF, good, strlen(good), 0644, 0);
         ck_assert_int_eq(mkdir(H_ROOT "/xdevices.d", 0755), 0);
         write_bytes(H_ROOT "/xdevices.d/10-user.conf", "input = rw\n", 11, 0644, H_UID_BOB);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "must be owned by root", "user-owned drop-in");
+        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "must be owned by root",
+                     "user-owned drop-in");
         ck_assert_int_eq(unlink(H_ROOT "/xdevices.d/10-user.conf"), 0);
         ck_assert_int_eq(symlink("/etc/passwd", H_ROOT "/xdevices.d/10-link.conf"), 0);
         expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "10-link.conf", "symlinked drop-in");
@@ -365,7 +404,8 @@ START_TEST(test_hostile_config_files_grant_nothing) {
         ck_assert_int_eq(unlink(H_ROOT "/xdevices.d/10-fifo.conf"), 0);
         ck_assert_int_eq(rmdir(H_ROOT "/xdevices.d"), 0);
         ck_assert_int_eq(symlink("/etc", H_ROOT "/xdevices.d"), 0);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "xdevices.d", "symlinked drop-in directory");
+        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "xdevices.d",
+                     "symlinked drop-in directory");
         ck_assert_int_eq(unlink(H_ROOT "/xdevices.d"), 0);
         free(buf);
 }
@@ -401,7 +441,8 @@ static void plant(const char *what) {
         else if (strcmp(what, "state-fifo") == 0)
                 ck_assert_int_eq(mkfifo("/run/xdevices/state", 0600), 0);
         else if (strcmp(what, "state-user") == 0)
-                write_bytes("/run/xdevices/state", "xdevices-state 1\nholder -\n", 26, 0600, H_UID_BOB);
+                write_bytes("/run/xdevices/state", "xdevices-state 1\nholder -\n", 26, 0600,
+                            H_UID_BOB);
         else if (strcmp(what, "state-0644") == 0)
                 write_bytes("/run/xdevices/state", "xdevices-state 1\nholder -\n", 26, 0644, 0);
         else if (strcmp(what, "state-hardlink") == 0)
@@ -415,9 +456,10 @@ static void plant(const char *what) {
 }
 
 START_TEST(test_planted_state_is_refused) {
-        static const char *const plants[] = { "dir-symlink", "dir-user", "dir-0755", "dir-fifo", "state-symlink",
-                                              "state-fifo", "state-user", "state-0644", "state-hardlink",
-                                              "lock-symlink", "lock-fifo", "lock-hardlink" };
+        static const char *const plants[] = { "dir-symlink",  "dir-user",      "dir-0755",
+                                              "dir-fifo",     "state-symlink", "state-fifo",
+                                              "state-user",   "state-0644",    "state-hardlink",
+                                              "lock-symlink", "lock-fifo",     "lock-hardlink" };
         for (size_t i = 0; i < ELEMENTSOF(plants); i++) {
                 plant(plants[i]);
                 char *evil = h_node_describe(H_ROOT "/evil");
@@ -426,8 +468,8 @@ START_TEST(test_planted_state_is_refused) {
                 ck_assert_msg(strcmp(now, evil) == 0, "%s: the planted target changed", plants[i]);
                 free(now);
                 free(evil);
-                ck_assert_msg(access(H_ROOT "/evil/state", F_OK) != 0, "%s: state written through a link",
-                              plants[i]);
+                ck_assert_msg(access(H_ROOT "/evil/state", F_OK) != 0,
+                              "%s: state written through a link", plants[i]);
                 (void) system("rm -rf /run/xdevices");
         }
 }
@@ -459,15 +501,18 @@ START_TEST(test_edited_ledger_cannot_aim_at_other_files) {
         struct stat st;
         char text[1024], *out = NULL;
         ck_assert_int_eq(lstat("/etc/shadow", &st), 0);
-        static const char *const paths[] = { "/etc/shadow", "/dev/../etc/shadow", "/dev/input/evil" };
+        static const char *const paths[] = { "/etc/shadow", "/dev/../etc/shadow",
+                                             "/dev/input/evil" };
         ck_assert_int_eq(symlink("/etc/shadow", "/dev/input/evil"), 0);
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
                 (void) system("rm -rf /run/xdevices");
                 ck_assert_int_eq(mkdir("/run/xdevices", 0700), 0);
-                snprintf(text, sizeof text,
-                         "xdevices-state 1\nholder -\nnode path=%s class=input fsdev=%u:%u ino=%llu rdev=13:64 "
-                         "uid=%u gid=%u mode=20666 acl=- grant=-\n",
-                         paths[i], major(st.st_dev), minor(st.st_dev), (unsigned long long) st.st_ino, 61002u, 0u);
+                snprintf(
+                        text, sizeof text,
+                        "xdevices-state 1\nholder -\nnode path=%s class=input fsdev=%u:%u ino=%llu rdev=13:64 "
+                        "uid=%u gid=%u mode=20666 acl=- grant=-\n",
+                        paths[i], major(st.st_dev), minor(st.st_dev),
+                        (unsigned long long) st.st_ino, 61002u, 0u);
                 write_bytes("/run/xdevices/state", text, strlen(text), 0600, 0);
                 struct snap before;
                 snap_take(&before);

@@ -123,8 +123,8 @@ START_TEST(test_malformed_leaves_config_untouched) {
                 char text[256];
                 snprintf(text, sizeof text, "input = off\n%s", malformed[i]);
                 ck_assert_msg(parse(&c, text) == -EINVAL, "accepted: %s", malformed[i]);
-                ck_assert_msg(strstr(logbuf, "test.conf\":2"), "no message naming line 2 for: %s (got %s)", malformed[i],
-                              logbuf);
+                ck_assert_msg(strstr(logbuf, "test.conf\":2"),
+                              "no message naming line 2 for: %s (got %s)", malformed[i], logbuf);
                 /* untouched: input stayed rw, drm stayed r, one glob */
                 ck_assert_int_eq(c.access[XDEV_CLASS_INPUT], XDEV_ACCESS_RW);
                 ck_assert_int_eq(c.access[XDEV_CLASS_DRM], XDEV_ACCESS_R);
@@ -139,7 +139,8 @@ START_TEST(test_nul_and_overlong_lines_rejected) {
         char *big = malloc(XDEV_CONF_LINE_MAX + 64);
         xdev_config_init(&c);
         logbuf[0] = '\0';
-        ck_assert_int_eq(xdev_config_parse(&c, "mode = chown\0\n", 14, "test.conf", &log_capture), -EINVAL);
+        ck_assert_int_eq(xdev_config_parse(&c, "mode = chown\0\n", 14, "test.conf", &log_capture),
+                         -EINVAL);
         ck_assert_ptr_nonnull(strstr(logbuf, "NUL"));
         ck_assert_int_eq(c.mode, XDEV_GRANT_ACL);
         memset(big, '#', XDEV_CONF_LINE_MAX + 1);
@@ -215,7 +216,8 @@ END_TEST
 START_TEST(test_module_args) {
         struct xdev_config c;
         const char *conf = NULL;
-        const char *args[] = { "debug", "conf=/etc/x.conf", "mode=chown", "glob=input:/dev/input/js*", "bogus=1" };
+        const char *args[] = { "debug", "conf=/etc/x.conf", "mode=chown",
+                               "glob=input:/dev/input/js*", "bogus=1" };
         const char *bad[] = { "mode=chown", "drm=sometimes" };
         const char *badconf[] = { "conf=relative.conf" };
         xdev_config_init(&c);

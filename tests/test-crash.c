@@ -37,7 +37,8 @@ static void assert_no_dead_sessions(const char *when) {
         char *out = NULL;
         int r = helper_run(NULL, "status", "--json", &out);
         ck_assert_msg(r == 0, "%s: status exited %d: %s", when, r, out);
-        ck_assert_msg(strstr(out, "\"alive\":false") == NULL, "%s: a session without a live leader: %s", when, out);
+        ck_assert_msg(strstr(out, "\"alive\":false") == NULL,
+                      "%s: a session without a live leader: %s", when, out);
         free(out);
 }
 
@@ -59,14 +60,14 @@ static void fresh(void) {
 /* Points reached while alice's open_session grants: each kill must be
  * reached, and gc afterwards must put every node back. */
 static const char *const open_faults[] = {
-        "state-save:kill",        /* plan made, nothing saved */
-        "state-write:kill",       /* temp file written, not renamed */
-        "state-rename:kill",      /* temp file complete, not renamed */
+        "state-save:kill",   /* plan made, nothing saved */
+        "state-write:kill",  /* temp file written, not renamed */
+        "state-rename:kill", /* temp file complete, not renamed */
         "open-before-commit:kill",
-        "node-converge:kill@1",   /* ledger saved, no node changed */
-        "node-converge:kill@2",   /* the VT granted */
-        "node-converge:kill@5",   /* half the shared nodes granted */
-        "node-converge:kill@8",   /* the last node */
+        "node-converge:kill@1", /* ledger saved, no node changed */
+        "node-converge:kill@2", /* the VT granted */
+        "node-converge:kill@5", /* half the shared nodes granted */
+        "node-converge:kill@8", /* the last node */
         "acl-set:kill@3",
         "open-after-commit:kill", /* everything granted, then the leader dies */
 };
@@ -91,7 +92,8 @@ START_TEST(test_kill_during_open_then_next_login_restores) {
         struct h_snap before;
         h_snap_take(&before);
         struct h_session *a = fault_open("xdalice", h_vt, fault);
-        ck_assert_msg(killed(h_session_close_status(a, NULL)), "%s: the opener was not killed", fault);
+        ck_assert_msg(killed(h_session_close_status(a, NULL)), "%s: the opener was not killed",
+                      fault);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_BOB), "rw");
@@ -129,12 +131,8 @@ START_TEST(test_kill_during_second_login_keeps_first) {
 END_TEST
 
 static const char *const close_faults[] = {
-        "close-before-commit:kill",
-        "state-save:kill@1",
-        "state-rename:kill@1",
-        "node-converge:kill@1",
-        "node-converge:kill@4",
-        "acl-set:kill@2",
+        "close-before-commit:kill", "state-save:kill@1",    "state-rename:kill@1",
+        "node-converge:kill@1",     "node-converge:kill@4", "acl-set:kill@2",
         "state-save:kill@2", /* every node restored, ledger not yet pruned */
 };
 
@@ -167,9 +165,14 @@ START_TEST(test_kill_during_apply_and_gc) {
         ck_assert_int_eq(chown("/dev/input/event0", 0, 0), 0);
         char *plugged = h_node_describe("/dev/input/event0");
         {
-                const char *argv[] = { helper, "--conf=" H_CONF, "apply", "/dev/input/event0", NULL };
-                const char *env[] = { "DEVNAME=/dev/input/event0", "MAJOR=13", "MINOR=64", "XDEVICES_CLASS=input",
-                                      "XDEV_FAULT=node-converge:kill", NULL };
+                const char *argv[] = { helper, "--conf=" H_CONF, "apply", "/dev/input/event0",
+                                       NULL };
+                const char *env[] = { "DEVNAME=/dev/input/event0",
+                                      "MAJOR=13",
+                                      "MINOR=64",
+                                      "XDEVICES_CLASS=input",
+                                      "XDEV_FAULT=node-converge:kill",
+                                      NULL };
                 ck_assert_int_eq(h_run_helper(argv, env, NULL), 128 + SIGKILL);
         }
         /* the leader dies too, and the first gc dies half way */
@@ -185,8 +188,8 @@ START_TEST(test_kill_during_apply_and_gc) {
                 if (strcmp(before.path[i], "/dev/input/event0") == 0)
                         continue;
                 now = h_node_describe(before.path[i]);
-                ck_assert_msg(strcmp(before.desc[i], now) == 0, "%s: was \"%s\", is \"%s\"", before.path[i],
-                              before.desc[i], now);
+                ck_assert_msg(strcmp(before.desc[i], now) == 0, "%s: was \"%s\", is \"%s\"",
+                              before.path[i], before.desc[i], now);
                 free(now);
         }
         assert_no_dead_sessions("apply and gc");
@@ -201,10 +204,14 @@ static Suite *suite(void) {
         TCase *tc = tcase_create("kill");
         tcase_set_timeout(tc, 120);
         tcase_add_checked_fixture(tc, fresh, NULL);
-        tcase_add_loop_test(tc, test_kill_during_open_then_gc_restores, 0, (int) ELEMENTSOF(open_faults));
-        tcase_add_loop_test(tc, test_kill_during_open_then_next_login_restores, 0, (int) ELEMENTSOF(open_faults));
-        tcase_add_loop_test(tc, test_kill_during_second_login_keeps_first, 0, (int) ELEMENTSOF(open_faults));
-        tcase_add_loop_test(tc, test_kill_during_close_then_gc_restores, 0, (int) ELEMENTSOF(close_faults));
+        tcase_add_loop_test(tc, test_kill_during_open_then_gc_restores, 0,
+                            (int) ELEMENTSOF(open_faults));
+        tcase_add_loop_test(tc, test_kill_during_open_then_next_login_restores, 0,
+                            (int) ELEMENTSOF(open_faults));
+        tcase_add_loop_test(tc, test_kill_during_second_login_keeps_first, 0,
+                            (int) ELEMENTSOF(open_faults));
+        tcase_add_loop_test(tc, test_kill_during_close_then_gc_restores, 0,
+                            (int) ELEMENTSOF(close_faults));
         tcase_add_test(tc, test_kill_during_apply_and_gc);
         suite_add_tcase(s, tc);
         return s;

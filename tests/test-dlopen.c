@@ -40,7 +40,8 @@ START_TEST(test_exports_only_entry_points) {
                         continue;
                 if (strchr("TtDdBbRrVvWw", type[0]) == NULL)
                         continue;
-                ck_assert_msg(strcmp(name, "pam_sm_open_session") == 0 || strcmp(name, "pam_sm_close_session") == 0,
+                ck_assert_msg(strcmp(name, "pam_sm_open_session") == 0 ||
+                                      strcmp(name, "pam_sm_close_session") == 0,
                               "unexpected export \"%s\"", name);
                 n++;
         }

@@ -25,7 +25,8 @@
 static const char *helper;
 
 static void assert_logged(const char *log, const char *what, const char *when) {
-        ck_assert_msg(strstr(log, what) != NULL, "%s: \"%s\" not logged; the log was:\n%s", when, what, log);
+        ck_assert_msg(strstr(log, what) != NULL, "%s: \"%s\" not logged; the log was:\n%s", when,
+                      what, log);
 }
 
 static int helper_run(const char *a1, char **ret_out) {
@@ -38,7 +39,8 @@ static int helper_run(const char *a1, char **ret_out) {
  * fault left nothing behind that stops the next user. */
 static void assert_later_session_works(const struct h_snap *before, const char *when) {
         struct h_session *s = h_session_open("xdcarol", h_vt + 2, NULL);
-        ck_assert_msg(s->open_ret == PAM_SUCCESS, "%s: a later login returned %d", when, s->open_ret);
+        ck_assert_msg(s->open_ret == PAM_SUCCESS, "%s: a later login returned %d", when,
+                      s->open_ret);
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_CAROL), "rw");
         ck_assert_int_eq(h_session_close(s), PAM_SUCCESS);
         h_snap_assert_equal(before, when);
@@ -51,7 +53,6 @@ static void fresh(void) {
 
 /* ---- a login run step by step, defined below ---- */
 
-
 /* ---- state writes ---- */
 
 START_TEST(test_enospc_on_state_write_grants_nothing) {
@@ -59,7 +60,9 @@ START_TEST(test_enospc_on_state_write_grants_nothing) {
         h_snap_take(&before);
         /* root dir + lock fill the file system: state.tmp gets ENOSPC */
         ck_assert_int_eq(mkdir("/run/xdevices", 0700), 0);
-        ck_assert_int_eq(mount("xdfull", "/run/xdevices", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,nr_inodes=2"), 0);
+        ck_assert_int_eq(mount("xdfull", "/run/xdevices", "tmpfs", MS_NOSUID | MS_NODEV,
+                               "mode=0700,nr_inodes=2"),
+                         0);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
         h_snap_assert_equal(&before, "ENOSPC at login");
@@ -79,7 +82,9 @@ START_TEST(test_enospc_at_logout_keeps_ledger_until_gc) {
         h_snap_take(&before);
         /* room for lock + state, none for a second state.tmp */
         ck_assert_int_eq(mkdir("/run/xdevices", 0700), 0);
-        ck_assert_int_eq(mount("xdfull", "/run/xdevices", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,nr_inodes=3"), 0);
+        ck_assert_int_eq(mount("xdfull", "/run/xdevices", "tmpfs", MS_NOSUID | MS_NODEV,
+                               "mode=0700,nr_inodes=3"),
+                         0);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
@@ -89,7 +94,9 @@ START_TEST(test_enospc_at_logout_keeps_ledger_until_gc) {
         char *log = h_log_take();
         assert_logged(log, "No space left on device", "ENOSPC at logout");
         free(log);
-        ck_assert_int_eq(mount(NULL, "/run/xdevices", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, "nr_inodes=64"), 0);
+        ck_assert_int_eq(mount(NULL, "/run/xdevices", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV,
+                               "nr_inodes=64"),
+                         0);
         ck_assert_int_eq(helper_run("gc", NULL), 0);
         h_snap_assert_equal(&before, "gc after ENOSPC at logout");
         assert_later_session_works(&before, "after ENOSPC at logout");
@@ -136,7 +143,8 @@ START_TEST(test_eio_reading_config_or_state_grants_nothing) {
                 setenv("XDEV_FAULT", cases[i].fault, 1);
                 struct h_session *a = h_session_open("xdalice", h_vt, NULL);
                 unsetenv("XDEV_FAULT");
-                ck_assert_msg(a->open_ret == PAM_SESSION_ERR, "%s: open returned %d", cases[i].fault, a->open_ret);
+                ck_assert_msg(a->open_ret == PAM_SESSION_ERR, "%s: open returned %d",
+                              cases[i].fault, a->open_ret);
                 h_snap_assert_equal(&during, cases[i].fault);
                 ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
                 h_snap_assert_equal(&during, cases[i].fault);
@@ -174,7 +182,8 @@ END_TEST
 /* ---- ACL calls ---- */
 
 static const char *const acl_faults[] = {
-        "acl-set:EPERM@1", "acl-set:EPERM@4", "acl-set:EPERM@8", "acl-set:ENOTSUP@3", "acl-set:EIO@6",
+        "acl-set:EPERM@1",   "acl-set:EPERM@4", "acl-set:EPERM@8",
+        "acl-set:ENOTSUP@3", "acl-set:EIO@6",
 };
 
 START_TEST(test_acl_error_undoes_the_whole_login) {
@@ -220,7 +229,8 @@ END_TEST
 /* /dev/dri on ramfs, which has no ACLs at all: mode=acl refuses the whole
  * login with a clear message; mode=chown works there and restores. */
 static void dri_on_ramfs(void) {
-        ck_assert_int_eq(mount("xdramfs", "/dev/dri", "ramfs", MS_NOSUID | MS_NOEXEC, "mode=0755"), 0);
+        ck_assert_int_eq(mount("xdramfs", "/dev/dri", "ramfs", MS_NOSUID | MS_NOEXEC, "mode=0755"),
+                         0);
         ck_assert_int_eq(mknod("/dev/dri/card0", S_IFCHR | 0660, makedev(226, 0)), 0);
         ck_assert_int_eq(mknod("/dev/dri/renderD128", S_IFCHR | 0660, makedev(226, 128)), 0);
         ck_assert_int_eq(chown("/dev/dri/card0", 0, 44), 0);
@@ -246,7 +256,8 @@ START_TEST(test_fs_without_acls_refuses_acl_mode) {
         {
                 char svc[1024];
                 const char *module = getenv("XDEV_MODULE");
-                snprintf(svc, sizeof svc, "session required %s conf=" H_CONF " mode=chown\n", module);
+                snprintf(svc, sizeof svc, "session required %s conf=" H_CONF " mode=chown\n",
+                         module);
                 h_write_file(H_PAMDIR "/" H_SERVICE, svc, 0644, 0);
         }
         a = h_session_open("xdalice", h_vt, NULL);
@@ -272,7 +283,8 @@ static struct h_session *open_stopped_at(const char *user, int vt, const char *f
         int status;
 
         ck_assert_int_eq(waitpid(s->pid, &status, WUNTRACED), s->pid);
-        ck_assert_msg(WIFSTOPPED(status), "the opener did not stop at %s (status %#x)", fault, status);
+        ck_assert_msg(WIFSTOPPED(status), "the opener did not stop at %s (status %#x)", fault,
+                      status);
         return s;
 }
 
@@ -291,7 +303,8 @@ START_TEST(test_nodes_vanish_and_swap_mid_walk) {
         ck_assert_int_eq(unlink("/dev/input/mouse0"), 0);
         ck_assert_int_eq(symlink("/etc/shadow", "/dev/input/mouse0"), 0);
         ck_assert_int_eq(unlink("/dev/input/js0"), 0);
-        ck_assert_int_eq(mknod("/dev/input/js0", S_IFCHR | 0600, makedev(13, 0)), 0); /* same rdev, new inode */
+        ck_assert_int_eq(mknod("/dev/input/js0", S_IFCHR | 0600, makedev(13, 0)),
+                         0); /* same rdev, new inode */
         char *js0 = h_node_describe("/dev/input/js0");
         int r = open_continue(a);
         ck_assert_int_eq(r, PAM_SUCCESS);
@@ -316,11 +329,12 @@ START_TEST(test_nodes_vanish_and_swap_mid_walk) {
         ck_assert_str_eq(now, js0);
         free(now);
         for (size_t i = 0; i < before.n; i++) {
-                if (strstr(before.path[i], "event1") || strstr(before.path[i], "mouse0") || strstr(before.path[i], "js0"))
+                if (strstr(before.path[i], "event1") || strstr(before.path[i], "mouse0") ||
+                    strstr(before.path[i], "js0"))
                         continue;
                 now = h_node_describe(before.path[i]);
-                ck_assert_msg(strcmp(before.desc[i], now) == 0, "%s: was \"%s\", is \"%s\"", before.path[i],
-                              before.desc[i], now);
+                ck_assert_msg(strcmp(before.desc[i], now) == 0, "%s: was \"%s\", is \"%s\"",
+                              before.path[i], before.desc[i], now);
                 free(now);
         }
         char *out = NULL;

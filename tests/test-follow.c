@@ -66,8 +66,9 @@ static void wait_shared(uid_t uid, const char *perm, const char *why) {
                 sleep_ms(20);
         for (size_t i = 0; i < h_n_shared_nodes; i++) {
                 const char *p = h_acl_of(h_shared_nodes[i], uid);
-                ck_assert_msg(p && strcmp(p, perm) == 0, "%s: %s: uid %u has \"%s\", expected \"%s\"", why,
-                              h_shared_nodes[i], (unsigned) uid, p ? p : "(error)", perm);
+                ck_assert_msg(p && strcmp(p, perm) == 0,
+                              "%s: %s: uid %u has \"%s\", expected \"%s\"", why, h_shared_nodes[i],
+                              (unsigned) uid, p ? p : "(error)", perm);
         }
 }
 
@@ -75,8 +76,8 @@ static void assert_vt(int vt, uid_t uid, const char *perm) {
         char path[32];
         snprintf(path, sizeof path, "/dev/tty%d", vt);
         const char *p = h_acl_of(path, uid);
-        ck_assert_msg(p && strcmp(p, perm) == 0, "%s: uid %u has \"%s\", expected \"%s\"", path, (unsigned) uid,
-                      p ? p : "(error)", perm);
+        ck_assert_msg(p && strcmp(p, perm) == 0, "%s: uid %u has \"%s\", expected \"%s\"", path,
+                      (unsigned) uid, p ? p : "(error)", perm);
 }
 
 static void daemon_start(void) {
@@ -86,7 +87,8 @@ static void daemon_start(void) {
         daemon_pid = fork();
         ck_assert_int_ge(daemon_pid, 0);
         if (daemon_pid == 0) {
-                int fd = open(H_ROOT "/xdevicesd.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+                int fd = open(H_ROOT "/xdevicesd.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                              0600);
                 if (fd >= 0)
                         (void) dup2(fd, STDERR_FILENO);
                 execl(bin, bin, "--conf=" H_CONF, "--stderr", "--debug", (char *) NULL);
@@ -157,7 +159,8 @@ START_TEST(test_shared_devices_follow_the_vt_in_front) {
         ck_assert(state_has("\nholder -\n"));
         char *out = NULL;
         ck_assert_int_eq(helper("status", &out), 0);
-        ck_assert_msg(strstr(out, "holder: none") && strstr(out, "follow: yes (xdevicesd pid"), "status:\n%s", out);
+        ck_assert_msg(strstr(out, "holder: none") && strstr(out, "follow: yes (xdevicesd pid"),
+                      "status:\n%s", out);
         free(out);
 
         /* and back */
@@ -181,7 +184,8 @@ START_TEST(test_login_in_the_background_holds_nothing) {
         struct h_session *a = h_session_open("xdalice", h_vt + 1, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         assert_vt(h_vt + 1, H_UID_ALICE, "rw");
-        ck_assert_msg(shared_is(H_UID_ALICE, ""), "a login on a background VT got the shared devices");
+        ck_assert_msg(shared_is(H_UID_ALICE, ""),
+                      "a login on a background VT got the shared devices");
         ck_assert(state_has("\nholder -\n"));
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
 }
@@ -201,7 +205,8 @@ START_TEST(test_crashed_daemon_leaves_the_follow_rule_in_force) {
 
         h_set_active_vt(h_vt + 2);
         ck_assert_int_eq(helper("gc", NULL), 0);
-        ck_assert_msg(shared_is(H_UID_ALICE, ""), "after a crash, gc let a background session keep the devices");
+        ck_assert_msg(shared_is(H_UID_ALICE, ""),
+                      "after a crash, gc let a background session keep the devices");
 
         h_set_active_vt(h_vt);
         daemon_start();
@@ -219,7 +224,8 @@ START_TEST(test_clean_stop_resumes_the_login_rule) {
         ck_assert(!state_has("follow"));
         h_set_active_vt(h_vt + 2);
         ck_assert_int_eq(helper("gc", NULL), 0);
-        ck_assert_msg(shared_is(H_UID_ALICE, "rw"), "without the daemon the first login keeps the devices");
+        ck_assert_msg(shared_is(H_UID_ALICE, "rw"),
+                      "without the daemon the first login keeps the devices");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
 }
 END_TEST
@@ -241,7 +247,8 @@ END_TEST
 START_TEST(test_su_to_oneself_never_counts) {
         struct h_snap before;
         h_snap_take(&before);
-        struct h_session *s = h_session_open("xdalice", h_vt, &(struct h_opts) { .ruser = "xdalice" });
+        struct h_session *s =
+                h_session_open("xdalice", h_vt, &(struct h_opts) { .ruser = "xdalice" });
         ck_assert_int_eq(s->open_ret, H_IGNORED);
         ck_assert_int_eq(h_session_close(s), PAM_SUCCESS);
         s = h_session_open("xdalice", h_vt, &(struct h_opts) { .not_leader = true });
@@ -277,7 +284,8 @@ START_TEST(test_util_linux_login_counts_while_its_child_leads_the_vt) {
         ck_assert_msg(shared_is(H_UID_ALICE, "rw"), "a live util-linux-style session was reaped");
         h_session_end_child(a);
         ck_assert_int_eq(helper("gc", NULL), 0);
-        ck_assert_msg(shared_is(H_UID_ALICE, ""), "the session outlived the child that held its VT");
+        ck_assert_msg(shared_is(H_UID_ALICE, ""),
+                      "the session outlived the child that held its VT");
         /* gc reaped it already: login's own close finds nothing to do */
         ck_assert_int_eq(h_session_close(a), H_IGNORED);
 }
@@ -292,7 +300,8 @@ START_TEST(test_apply_with_broken_config_changes_nothing) {
         h_write_file(H_CONF, "mode = sideways\n", 0644, 0);
         const char *bin = getenv("XDEV_HELPER");
         const char *argv[] = { bin, "--conf=" H_CONF, "apply", "/dev/input/event0", NULL };
-        const char *env[] = { "DEVNAME=/dev/input/event0", "MAJOR=13", "MINOR=64", "XDEVICES_CLASS=input", NULL };
+        const char *env[] = { "DEVNAME=/dev/input/event0", "MAJOR=13", "MINOR=64",
+                              "XDEVICES_CLASS=input", NULL };
         ck_assert_int_ne(h_run_helper(argv, env, NULL), 0);
         char *state1 = read_state();
         ck_assert_str_eq(state1, state0);
@@ -314,7 +323,8 @@ START_TEST(test_gc_keeps_the_owner_login_gave_the_vt) {
         ck_assert_int_eq(helper("gc", NULL), 0);
         struct stat st;
         ck_assert_int_eq(lstat(vt, &st), 0);
-        ck_assert_msg(st.st_uid == H_UID_ALICE, "gc gave %s back to uid %u while alice is logged in", vt,
+        ck_assert_msg(st.st_uid == H_UID_ALICE,
+                      "gc gave %s back to uid %u while alice is logged in", vt,
                       (unsigned) st.st_uid);
         ck_assert_uint_eq(st.st_mode & 0700, 0600);
         assert_vt(h_vt, H_UID_ALICE, "rw");

@@ -24,12 +24,20 @@ static const char *helper(void) {
 }
 
 /* Runs "xdevices apply|forget PATH" with a udev-like environment. */
-static int udev_event(const char *action, const char *arg, const char *devname, unsigned maj, unsigned min,
-                      const char *cls, char **ret_out) {
+static int udev_event(const char *action, const char *arg, const char *devname, unsigned maj,
+                      unsigned min, const char *cls, char **ret_out) {
         char e_action[64], e_devname[300], e_major[32], e_minor[32], e_class[64];
-        const char *argv[] = { helper(), "--conf=" H_CONF, strcmp(action, "remove") ? "apply" : "forget", arg, NULL };
-        const char *env[] = { e_action, e_devname, e_major, e_minor, e_class, "SUBSYSTEM=input", "TAGS=:xdevices:",
-                              "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+        const char *argv[] = { helper(), "--conf=" H_CONF,
+                               strcmp(action, "remove") ? "apply" : "forget", arg, NULL };
+        const char *env[] = { e_action,
+                              e_devname,
+                              e_major,
+                              e_minor,
+                              e_class,
+                              "SUBSYSTEM=input",
+                              "TAGS=:xdevices:",
+                              "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                              NULL };
         snprintf(e_action, sizeof e_action, "ACTION=%s", action);
         snprintf(e_devname, sizeof e_devname, "DEVNAME=%s", devname);
         snprintf(e_major, sizeof e_major, "MAJOR=%u", maj);
@@ -60,17 +68,23 @@ START_TEST(test_hotplug_during_session_is_granted_then_restored) {
         char *before = h_node_describe("/dev/input/event5");
         ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "");
         char *out = NULL;
-        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", &out), 0);
+        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69,
+                                    "input", &out),
+                         0);
         free(out);
         ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "rw");
         /* a repeated "change" is idempotent */
-        ck_assert_int_eq(udev_event("change", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        ck_assert_int_eq(udev_event("change", "/dev/input/event5", "/dev/input/event5", 13, 69,
+                                    "input", NULL),
+                         0);
         ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "rw");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         char *after = h_node_describe("/dev/input/event5");
         ck_assert_str_eq(after, before);
         /* after logout, a new event grants nothing */
-        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69,
+                                    "input", NULL),
+                         0);
         char *again = h_node_describe("/dev/input/event5");
         ck_assert_str_eq(again, before);
         free(before);
@@ -82,7 +96,9 @@ END_TEST
 START_TEST(test_no_session_nothing_granted) {
         new_node("/dev/input/event5", 13, 69);
         char *before = h_node_describe("/dev/input/event5");
-        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69,
+                                    "input", NULL),
+                         0);
         char *after = h_node_describe("/dev/input/event5");
         ck_assert_str_eq(after, before);
         free(before);
@@ -92,14 +108,15 @@ END_TEST
 
 /* During a live session, each bad event is refused (exit 4), says why, and
  * leaves the node and its target untouched. */
-static void assert_refused(const char *arg, const char *devname, unsigned maj, unsigned min, const char *cls,
-                           const char *watch, const char *needle) {
+static void assert_refused(const char *arg, const char *devname, unsigned maj, unsigned min,
+                           const char *cls, const char *watch, const char *needle) {
         char *before = h_node_describe(watch), *out = NULL;
         int r = udev_event("add", arg, devname, maj, min, cls, &out);
         ck_assert_msg(r == 4, "%s: exit %d, expected 4 (%s)", arg, r, out);
         ck_assert_msg(strstr(out, needle), "%s: message \"%s\" lacks \"%s\"", arg, out, needle);
         char *after = h_node_describe(watch);
-        ck_assert_msg(strcmp(before, after) == 0, "%s changed: \"%s\" -> \"%s\"", watch, before, after);
+        ck_assert_msg(strcmp(before, after) == 0, "%s changed: \"%s\" -> \"%s\"", watch, before,
+                      after);
         free(before);
         free(after);
         free(out);
@@ -109,25 +126,35 @@ START_TEST(test_spoofed_and_odd_events_are_refused) {
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         new_node("/dev/input/event5", 13, 69);
-        assert_refused("/dev/input/event5", "/dev/input/event6", 13, 69, "input", "/dev/input/event5", "does not match");
-        assert_refused("/dev/input/event5", "/dev/input/event5", 13, 70, "input", "/dev/input/event5", "not the 13:70");
-        assert_refused("/dev/input/event5", "/dev/input/event5", 226, 69, "drm", "/dev/input/event5", "is not a device node of class drm");
-        assert_refused("/dev/input/event5", "/dev/input/event5", 13, 69, "vt", "/dev/input/event5", "XDEVICES_CLASS");
-        assert_refused("/dev/input/event5", "/dev/input/event5", 4, 69, "input", "/dev/input/event5", "major 4");
+        assert_refused("/dev/input/event5", "/dev/input/event6", 13, 69, "input",
+                       "/dev/input/event5", "does not match");
+        assert_refused("/dev/input/event5", "/dev/input/event5", 13, 70, "input",
+                       "/dev/input/event5", "not the 13:70");
+        assert_refused("/dev/input/event5", "/dev/input/event5", 226, 69, "drm",
+                       "/dev/input/event5", "is not a device node of class drm");
+        assert_refused("/dev/input/event5", "/dev/input/event5", 13, 69, "vt", "/dev/input/event5",
+                       "XDEVICES_CLASS");
+        assert_refused("/dev/input/event5", "/dev/input/event5", 4, 69, "input",
+                       "/dev/input/event5", "major 4");
         ck_assert_int_eq(symlink("/etc/shadow", "/dev/input/event7"), 0);
-        assert_refused("/dev/input/event7", "/dev/input/event7", 13, 71, "input", "/etc/shadow", "not a device node of class input");
+        assert_refused("/dev/input/event7", "/dev/input/event7", 13, 71, "input", "/etc/shadow",
+                       "not a device node of class input");
         ck_assert_int_eq(symlink("/dev/input/event5", "/dev/input/event9"), 0);
-        assert_refused("/dev/input/event9", "/dev/input/event9", 13, 69, "input", "/dev/input/event5", "not a device node of class input");
+        assert_refused("/dev/input/event9", "/dev/input/event9", 13, 69, "input",
+                       "/dev/input/event5", "not a device node of class input");
         int fd = open("/dev/input/event8", O_CREAT | O_WRONLY, 0600);
         ck_assert_int_ge(fd, 0);
         close(fd);
-        assert_refused("/dev/input/event8", "/dev/input/event8", 13, 72, "input", "/dev/input/event8", "not a device node of class input");
-        assert_refused("/etc/shadow", "/etc/shadow", 13, 72, "input", "/etc/shadow", "not a path under /dev");
-        assert_refused("/dev/input/../../etc/shadow", "/dev/input/../../etc/shadow", 13, 72, "input", "/etc/shadow",
+        assert_refused("/dev/input/event8", "/dev/input/event8", 13, 72, "input",
+                       "/dev/input/event8", "not a device node of class input");
+        assert_refused("/etc/shadow", "/etc/shadow", 13, 72, "input", "/etc/shadow",
                        "not a path under /dev");
+        assert_refused("/dev/input/../../etc/shadow", "/dev/input/../../etc/shadow", 13, 72,
+                       "input", "/etc/shadow", "not a path under /dev");
         /* a node with a second link (hardlink) is refused too */
         ck_assert_int_eq(link("/dev/input/event5", "/dev/input/event10"), 0);
-        assert_refused("/dev/input/event10", "/dev/input/event10", 13, 69, "input", "/dev/input/event5", "not a device node of class input");
+        assert_refused("/dev/input/event10", "/dev/input/event10", 13, 69, "input",
+                       "/dev/input/event5", "not a device node of class input");
         ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
 }
@@ -137,19 +164,25 @@ START_TEST(test_remove_event_forgets_the_node) {
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         new_node("/dev/input/event5", 13, 69);
         char *before = h_node_describe("/dev/input/event5");
-        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69,
+                                    "input", NULL),
+                         0);
         char *out = NULL;
         ck_assert_int_eq(run("status", "--json", &out), 0);
         ck_assert_ptr_nonnull(strstr(out, "\"/dev/input/event5\""));
         free(out);
         ck_assert_int_eq(unlink("/dev/input/event5"), 0);
-        ck_assert_int_eq(udev_event("remove", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        ck_assert_int_eq(udev_event("remove", "/dev/input/event5", "/dev/input/event5", 13, 69,
+                                    "input", NULL),
+                         0);
         ck_assert_int_eq(run("status", "--json", &out), 0);
         ck_assert_ptr_null(strstr(out, "\"/dev/input/event5\""));
         free(out);
         /* the device comes back: it is granted afresh, and restored at logout */
         new_node("/dev/input/event5", 13, 69);
-        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69, "input", NULL), 0);
+        ck_assert_int_eq(udev_event("add", "/dev/input/event5", "/dev/input/event5", 13, 69,
+                                    "input", NULL),
+                         0);
         ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "rw");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         char *after = h_node_describe("/dev/input/event5");
@@ -224,7 +257,8 @@ END_TEST
 START_TEST(test_damaged_state_is_refused_until_forced_reset) {
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
-        h_write_file("/run/xdevices/state", "xdevices-state 1\nholder -\nnode path=/etc/shadow\n", 0600, 0);
+        h_write_file("/run/xdevices/state", "xdevices-state 1\nholder -\nnode path=/etc/shadow\n",
+                     0600, 0);
         char *out = NULL;
         ck_assert_int_eq(run("status", NULL, &out), 1);
         ck_assert_ptr_nonnull(strstr(out, "damaged"));

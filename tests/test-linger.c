@@ -32,7 +32,8 @@
 
 static char logbuf[16384];
 
-static XDEV_PRINTF(3, 0) void log_capture(void *userdata, int priority, const char *fmt, va_list ap) {
+static XDEV_PRINTF(3, 0) void log_capture(void *userdata, int priority, const char *fmt,
+                                          va_list ap) {
         size_t len = strlen(logbuf);
         (void) userdata;
         (void) priority;
@@ -67,14 +68,17 @@ static struct holder holder_start_n(const char *path, uid_t uid, bool ignore_ter
                 /* never check's handler, which signals the test's process
                  * group: a holder of the same user would take the others */
                 (void) signal(SIGTERM, ignore_term ? SIG_IGN : SIG_DFL);
-                if (uid != 0 && (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
+                if (uid != 0 &&
+                    (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                     setresuid(uid, uid, uid) < 0))
                         _exit(11);
                 (void) write(p[1], "r", 1);
                 for (;;)
                         pause();
         }
         (void) close(p[1]);
-        ck_assert_msg(read(p[0], &c, 1) == 1, "holder of %s did not start", path ? path : "(nothing)");
+        ck_assert_msg(read(p[0], &c, 1) == 1, "holder of %s did not start",
+                      path ? path : "(nothing)");
         (void) close(p[0]);
         return h;
 }
@@ -113,7 +117,8 @@ static struct holder holder_start_hidden(const char *path, uid_t uid) {
                     read(a.ready[0], &c, 1) != 1 || c != 'r')
                         _exit(10);
                 /* glibc applies set*id to every thread */
-                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
                         _exit(11);
                 (void) write(p[1], "r", 1);
                 for (;;)
@@ -152,8 +157,8 @@ static struct holder holder_start_ids(const char *path, uid_t r, uid_t e, uid_t 
                         pause();
         }
         (void) close(p[1]);
-        ck_assert_msg(read(p[0], &c, 1) == 1, "holder %u/%u/%u did not start", (unsigned) r, (unsigned) e,
-                      (unsigned) sv);
+        ck_assert_msg(read(p[0], &c, 1) == 1, "holder %u/%u/%u did not start", (unsigned) r,
+                      (unsigned) e, (unsigned) sv);
         (void) close(p[0]);
         return h;
 }
@@ -174,11 +179,13 @@ static struct holder holder_start_uring(const char *path, uid_t uid) {
                 int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
                 int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
                 c = 'x';
-                if (ring >= 0 && fd >= 0 && syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) == 0) {
+                if (ring >= 0 && fd >= 0 &&
+                    syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) == 0) {
                         (void) close(fd);
                         c = 'r';
                 }
-                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
                         c = 'x';
                 (void) write(p[1], &c, 1);
                 if (c != 'r')
@@ -220,11 +227,13 @@ static void fresh(void) {
         h_fresh(NULL, NULL);
         logbuf[0] = '\0';
         (void) snprintf(vtpath, sizeof vtpath, "/dev/tty%d", h_vt + 3);
-        vt_target = (struct xdev_linger_target) { .rdev = makedev(4, (unsigned) h_vt + 3), .class = XDEV_CLASS_VT };
+        vt_target = (struct xdev_linger_target) { .rdev = makedev(4, (unsigned) h_vt + 3),
+                                                  .class = XDEV_CLASS_VT };
         (void) snprintf(vt_target.path, sizeof vt_target.path, "%s", vtpath);
 }
 
-static struct xdev_linger_counts sweep(enum xdev_linger policy, const struct xdev_linger_opts *extra) {
+static struct xdev_linger_counts sweep(enum xdev_linger policy,
+                                       const struct xdev_linger_opts *extra) {
         struct xdev_linger_opts o = extra ? *extra : (struct xdev_linger_opts) { 0 };
         struct xdev_linger_counts c;
         o.policy = policy;
@@ -245,9 +254,10 @@ START_TEST(test_warn_logs_holder_and_leaves_it) {
         ck_assert_uint_eq(c.terminated, 0);
         ck_assert_msg(holder_alive(&h), "warn killed the holder");
         char want[128];
-        snprintf(want, sizeof want, "pid %d (\"test-linger\", uid %u) still holds \"%s\"", (int) h.pid,
-                 (unsigned) H_UID_ALICE, vtpath);
-        ck_assert_msg(strstr(logbuf, want) && strstr(logbuf, "lingering = warn"), "log lacks \"%s\": %s", want, logbuf);
+        snprintf(want, sizeof want, "pid %d (\"test-linger\", uid %u) still holds \"%s\"",
+                 (int) h.pid, (unsigned) H_UID_ALICE, vtpath);
+        ck_assert_msg(strstr(logbuf, want) && strstr(logbuf, "lingering = warn"),
+                      "log lacks \"%s\": %s", want, logbuf);
         holder_stop(&h);
 }
 END_TEST
@@ -259,7 +269,8 @@ START_TEST(test_kill_terminates_holder_with_sigterm) {
         ck_assert_uint_eq(c.terminated, 1);
         ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
         h.reaped = true;
-        ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGTERM, "status %#x", h.status);
+        ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGTERM, "status %#x",
+                      h.status);
         ck_assert_msg(strstr(logbuf, "sent SIGTERM"), "log: %s", logbuf);
 }
 END_TEST
@@ -275,11 +286,14 @@ START_TEST(test_kill_sends_sigkill_after_grace) {
         ck_assert_uint_eq(c.terminated, 1);
         /* Only the lower bound is the behaviour; the upper one just says the
          * sweep did not wait for ever, with room for a loaded machine. */
-        ck_assert_msg(ms >= 400 && ms < 400 + XDEV_LINGER_GRACE_MAX_MS, "took %ld ms for a 400 ms grace", ms);
+        ck_assert_msg(ms >= 400 && ms < 400 + XDEV_LINGER_GRACE_MAX_MS,
+                      "took %ld ms for a 400 ms grace", ms);
         ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
         h.reaped = true;
-        ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL, "status %#x", h.status);
-        ck_assert_msg(strstr(logbuf, "did not exit within 400 ms: sent SIGKILL"), "log: %s", logbuf);
+        ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL, "status %#x",
+                      h.status);
+        ck_assert_msg(strstr(logbuf, "did not exit within 400 ms: sent SIGKILL"), "log: %s",
+                      logbuf);
 }
 END_TEST
 
@@ -358,14 +372,18 @@ END_TEST
 START_TEST(test_kill_user_ends_every_process_of_the_user) {
         struct holder idle = holder_start(NULL, H_UID_ALICE, true);
         struct holder carol = holder_start(NULL, H_UID_CAROL, false);
-        struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE, .in_session = true, .grace_ms = 200 };
+        struct xdev_linger_opts o = {
+                .has_only = true, .only_uid = H_UID_ALICE, .in_session = true, .grace_ms = 200
+        };
         struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL_USER, &o);
         ck_assert_uint_eq(c.holders, 0);
         ck_assert_msg(holder_alive(&idle), "kill-user ended a process at a VT switch");
         o.in_session = false;
         c = sweep(XDEV_LINGER_KILL_USER, &o);
         ck_assert_msg(c.terminated == 1, "%u processes ended, not 1:\n%s", c.terminated, logbuf);
-        ck_assert_msg(!holder_alive(&idle), "alice's process survived kill-user (it ignores SIGTERM: SIGKILL must follow)");
+        ck_assert_msg(
+                !holder_alive(&idle),
+                "alice's process survived kill-user (it ignores SIGTERM: SIGKILL must follow)");
         ck_assert_msg(holder_alive(&carol), "kill-user ended another user's process");
         ck_assert_msg(strstr(logbuf, "lingering = kill-user"), "log: %s", logbuf);
         holder_stop(&idle);
@@ -376,7 +394,8 @@ END_TEST
 START_TEST(test_io_uring_registered_file_is_found) {
         struct holder h = holder_start_uring(vtpath, H_UID_ALICE);
         if (h.pid == 0) {
-                fprintf(stderr, "test-linger: io_uring is not available here; the qemu suite covers it\n");
+                fprintf(stderr,
+                        "test-linger: io_uring is not available here; the qemu suite covers it\n");
                 return;
         }
         struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
@@ -428,7 +447,8 @@ START_TEST(test_fd_in_a_thread_own_fd_table_is_found) {
         ck_assert(holder_alive(&h));
         c = sweep(XDEV_LINGER_KILL, NULL);
         ck_assert_uint_eq(c.terminated, 1);
-        ck_assert_msg(!holder_alive(&h), "a holder hiding its fd in a thread survived lingering = kill");
+        ck_assert_msg(!holder_alive(&h),
+                      "a holder hiding its fd in a thread survived lingering = kill");
         holder_stop(&h);
 }
 END_TEST
@@ -484,9 +504,10 @@ START_TEST(test_logout_kills_lingering_holder_with_kill) {
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         ck_assert_msg(!holder_alive(&h), "alice's process holding tty0 survived her logout");
         char *log = h_log_take(), want[160];
-        snprintf(want, sizeof want,
-                 "pid %d (\"test-linger\", uid %u) still holds \"/dev/tty0\" (lingering = kill): sent SIGTERM",
-                 (int) h.pid, (unsigned) H_UID_ALICE);
+        snprintf(
+                want, sizeof want,
+                "pid %d (\"test-linger\", uid %u) still holds \"/dev/tty0\" (lingering = kill): sent SIGTERM",
+                (int) h.pid, (unsigned) H_UID_ALICE);
         ck_assert_msg(strstr(log, want), "log lacks \"%s\":\n%s", want, log);
         ck_assert_msg(strstr(log, "lingering holders: 1 found"), "no summary line:\n%s", log);
         free(log);
@@ -521,10 +542,10 @@ START_TEST(test_logout_leaves_lingering_holder_with_warn) {
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         ck_assert_msg(holder_alive(&h), "warn killed a holder");
         char *log = h_log_take(), want[160];
-        snprintf(want, sizeof want, "pid %d (\"test-linger\", uid %u) still holds \"/dev/tty0\"", (int) h.pid,
-                 (unsigned) H_UID_ALICE);
-        ck_assert_msg(strstr(log, want) && strstr(log, "lingering = warn, leaving it"), "log lacks \"%s\":\n%s",
-                      want, log);
+        snprintf(want, sizeof want, "pid %d (\"test-linger\", uid %u) still holds \"/dev/tty0\"",
+                 (int) h.pid, (unsigned) H_UID_ALICE);
+        ck_assert_msg(strstr(log, want) && strstr(log, "lingering = warn, leaving it"),
+                      "log lacks \"%s\":\n%s", want, log);
         free(log);
         holder_stop(&h);
 }
@@ -596,9 +617,11 @@ START_TEST(test_helper_status_and_revoke) {
         const char *sj[] = { helper(), "--conf=" H_CONF, "status", "--json", NULL };
         char json[128];
         ck_assert_int_eq(h_run_helper(sj, env, &out), 0);
-        ck_assert_msg(out[0] == '{' && strstr(out, "}],\"lingering\":[{") && strcmp(out + strlen(out) - 3, "]}\n") == 0,
+        ck_assert_msg(out[0] == '{' && strstr(out, "}],\"lingering\":[{") &&
+                              strcmp(out + strlen(out) - 3, "]}\n") == 0,
                       "status --json: %s", out);
-        snprintf(json, sizeof json, "{\"pid\":%d,\"comm\":\"test-linger\",\"uid\":%u,\"path\":\"/dev/tty0\",\"fd\":",
+        snprintf(json, sizeof json,
+                 "{\"pid\":%d,\"comm\":\"test-linger\",\"uid\":%u,\"path\":\"/dev/tty0\",\"fd\":",
                  (int) ha.pid, (unsigned) H_UID_ALICE);
         ck_assert_msg(strstr(out, json), "status --json lacks %s: %s", json, out);
         ck_assert_msg(strstr(out, "\"thread\":null,\"revoked\":false}"), "status --json: %s", out);

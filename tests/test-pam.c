@@ -19,8 +19,8 @@
 static void assert_shared(uid_t uid, const char *perm) {
         for (size_t i = 0; i < h_n_shared_nodes; i++) {
                 const char *p = h_acl_of(h_shared_nodes[i], uid);
-                ck_assert_msg(p && strcmp(p, perm) == 0, "%s: uid %u has \"%s\", expected \"%s\"", h_shared_nodes[i],
-                              (unsigned) uid, p ? p : "(error)", perm);
+                ck_assert_msg(p && strcmp(p, perm) == 0, "%s: uid %u has \"%s\", expected \"%s\"",
+                              h_shared_nodes[i], (unsigned) uid, p ? p : "(error)", perm);
         }
 }
 
@@ -28,8 +28,8 @@ static void assert_vt(int vt, uid_t uid, const char *perm) {
         char path[32];
         snprintf(path, sizeof path, "/dev/tty%d", vt);
         const char *p = h_acl_of(path, uid);
-        ck_assert_msg(p && strcmp(p, perm) == 0, "%s: uid %u has \"%s\", expected \"%s\"", path, (unsigned) uid,
-                      p ? p : "(error)", perm);
+        ck_assert_msg(p && strcmp(p, perm) == 0, "%s: uid %u has \"%s\", expected \"%s\"", path,
+                      (unsigned) uid, p ? p : "(error)", perm);
 }
 
 static void fresh(void) {
@@ -130,8 +130,8 @@ static void assert_ignored(const char *user, int vt, const struct h_opts *o, con
         struct h_snap before;
         h_snap_take(&before);
         struct h_session *s = h_session_open(user, vt, o);
-        ck_assert_msg(s->open_ret == H_IGNORED, "%s: open_session returned %d, expected PAM_IGNORE", what,
-                      s->open_ret);
+        ck_assert_msg(s->open_ret == H_IGNORED, "%s: open_session returned %d, expected PAM_IGNORE",
+                      what, s->open_ret);
         h_snap_assert_equal(&before, what);
         ck_assert_int_eq(h_session_close(s), PAM_SUCCESS);
         h_snap_assert_equal(&before, what);
@@ -141,7 +141,8 @@ START_TEST(test_su_inside_session_grants_nothing) {
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         /* su from alice's console to bob: PAM_RUSER is alice */
-        assert_ignored("xdbob", h_vt + 1, &(struct h_opts) { .ruser = "xdalice" }, "su with PAM_RUSER");
+        assert_ignored("xdbob", h_vt + 1, &(struct h_opts) { .ruser = "xdalice" },
+                       "su with PAM_RUSER");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
 }
 END_TEST
@@ -149,14 +150,17 @@ END_TEST
 START_TEST(test_remote_and_forged_ttys_grant_nothing) {
         char other[32];
         snprintf(other, sizeof other, "tty%d", h_vt + 1);
-        assert_ignored("xdalice", h_vt, &(struct h_opts) { .rhost = "localhost" }, "PAM_RHOST=localhost");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .rhost = "localhost" },
+                       "PAM_RHOST=localhost");
         assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "pts/3" }, "PAM_TTY=pts/3");
-        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "/dev/pts/3" }, "PAM_TTY=/dev/pts/3");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "/dev/pts/3" },
+                       "PAM_TTY=/dev/pts/3");
         assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = ":0" }, "PAM_TTY=:0");
         assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "tty0" }, "PAM_TTY=tty0");
         assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "tty64" }, "PAM_TTY=tty64");
         assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "ttyS0" }, "PAM_TTY=ttyS0");
-        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "/dev/../dev/tty1" }, "PAM_TTY with ..");
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "/dev/../dev/tty1" },
+                       "PAM_TTY with ..");
         /* a real VT that is not this process's controlling tty */
         free(h_log_take());
         assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = other }, "PAM_TTY of another VT");
@@ -281,21 +285,20 @@ END_TEST
 
 START_TEST(test_broken_config_grants_nothing) {
         static const char *const bad[] = {
-                "mode = sideways\n",
-                "glob = input:/etc/*\n",
-                "glob = input:/dev/../etc/shadow\n",
-                "drm = rwx\n",
-                "mode = acl\r\n",
+                "mode = sideways\n", "glob = input:/etc/*\n", "glob = input:/dev/../etc/shadow\n",
+                "drm = rwx\n",       "mode = acl\r\n",
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 h_fresh(bad[i], NULL);
                 struct h_snap before;
                 h_snap_take(&before);
                 struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-                ck_assert_msg(a->open_ret == PAM_SESSION_ERR, "config %zu: open returned %d", i, a->open_ret);
+                ck_assert_msg(a->open_ret == PAM_SESSION_ERR, "config %zu: open returned %d", i,
+                              a->open_ret);
                 h_snap_assert_equal(&before, bad[i]);
                 char *log = h_log_take();
-                ck_assert_msg(strstr(log, "xdevices.conf\":1:") && strstr(log, "configuration is broken"),
+                ck_assert_msg(strstr(log, "xdevices.conf\":1:") &&
+                                      strstr(log, "configuration is broken"),
                               "config %zu: log lacks the reason: %s", i, log);
                 free(log);
                 ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
@@ -313,7 +316,8 @@ START_TEST(test_untrusted_config_files_grant_nothing) {
         ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
         h_snap_assert_equal(&before, "world-writable config");
         char *log = h_log_take();
-        ck_assert_msg(strstr(log, "must be owned by root and not writable by group or others"), "log: %s", log);
+        ck_assert_msg(strstr(log, "must be owned by root and not writable by group or others"),
+                      "log: %s", log);
         free(log);
         h_session_close(a);
         /* owned by a user */
@@ -341,7 +345,8 @@ START_TEST(test_untrusted_config_files_grant_nothing) {
 END_TEST
 
 START_TEST(test_unknown_key_is_logged_and_ignored) {
-        h_fresh("devices = glob\nglob = drm:/dev/dri/card*\nfrobnicate = yes\nlogind = ignore\n", NULL);
+        h_fresh("devices = glob\nglob = drm:/dev/dri/card*\nfrobnicate = yes\nlogind = ignore\n",
+                NULL);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
@@ -359,7 +364,8 @@ START_TEST(test_logind_present_stands_down) {
         ck_assert_int_eq(a->open_ret, H_IGNORED);
         h_snap_assert_equal(&before, "logind present");
         char *log = h_log_take();
-        ck_assert_msg(strstr(log, "systemd-logind manages seats here; standing down"), "log: %s", log);
+        ck_assert_msg(strstr(log, "systemd-logind manages seats here; standing down"), "log: %s",
+                      log);
         free(log);
         h_session_close(a);
         ck_assert_int_eq(rmdir("/run/systemd/seats"), 0);

@@ -44,8 +44,13 @@ static int apply(const char *path) {
         if (lstat(path, &st) < 0)
                 return -1;
         const char *argv[] = { helper(), "--conf=" H_CONF, "apply", path, NULL };
-        const char *env[] = { "ACTION=add", e_devname, e_major, e_minor,
-                              strncmp(path, "/dev/dri/", 9) == 0 ? "XDEVICES_CLASS=drm" : "XDEVICES_CLASS=input", NULL };
+        const char *env[] = { "ACTION=add",
+                              e_devname,
+                              e_major,
+                              e_minor,
+                              strncmp(path, "/dev/dri/", 9) == 0 ? "XDEVICES_CLASS=drm"
+                                                                 : "XDEVICES_CLASS=input",
+                              NULL };
         snprintf(e_devname, sizeof e_devname, "DEVNAME=%s", path);
         snprintf(e_major, sizeof e_major, "MAJOR=%u", major(st.st_rdev));
         snprintf(e_minor, sizeof e_minor, "MINOR=%u", minor(st.st_rdev));
@@ -60,7 +65,8 @@ static pid_t spawn_session_worker(int i) {
         for (int r = 0; r < ROUNDS; r++) {
                 struct h_session *s = h_session_open(users[i], h_vt + i, NULL);
                 if (s->open_ret != PAM_SUCCESS) {
-                        fprintf(stderr, "worker %d round %d: open_session returned %d\n", i, r, s->open_ret);
+                        fprintf(stderr, "worker %d round %d: open_session returned %d\n", i, r,
+                                s->open_ret);
                         _exit(1);
                 }
                 usleep((useconds_t) (1000 * (rand() % 5)));
@@ -122,7 +128,8 @@ static int check_invariant(void) {
                 while ((n = read(fd, buf + len, XDEV_STATE_FILE_MAX - len)) > 0)
                         len += (size_t) n;
                 close(fd);
-                ck_assert_msg(xdev_state_parse(&st, buf, len, NULL) == 0, "state unparseable under the lock");
+                ck_assert_msg(xdev_state_parse(&st, buf, len, NULL) == 0,
+                              "state unparseable under the lock");
         }
         for (size_t k = 0; k < n_nodes; k++)
                 for (size_t u = 0; u < 3; u++) {
@@ -131,14 +138,17 @@ static int check_invariant(void) {
                         if (!*p)
                                 continue;
                         ssize_t idx = xdev_state_find_node(&st, nodes[k]);
-                        ck_assert_msg(idx >= 0 && st.nodes[idx].granted && st.nodes[idx].grantee == uids[u],
-                                      "%s grants uid %u but the ledger does not", nodes[k], (unsigned) uids[u]);
+                        ck_assert_msg(idx >= 0 && st.nodes[idx].granted &&
+                                              st.nodes[idx].grantee == uids[u],
+                                      "%s grants uid %u but the ledger does not", nodes[k],
+                                      (unsigned) uids[u]);
                         bool live = false;
                         for (size_t j = 0; j < st.n_sessions; j++)
                                 if (st.sessions[j].uid == uids[u] &&
                                     xdev_pid_is_alive(st.sessions[j].pid, st.sessions[j].start))
                                         live = true;
-                        ck_assert_msg(live, "%s grants uid %u, which has no live session", nodes[k], (unsigned) uids[u]);
+                        ck_assert_msg(live, "%s grants uid %u, which has no live session", nodes[k],
+                                      (unsigned) uids[u]);
                 }
         xdev_state_free(&st);
         free(buf);
@@ -167,8 +177,8 @@ START_TEST(test_sessions_apply_and_gc_race) {
                 int status;
                 pid_t p = waitpid(-1, &status, WNOHANG);
                 if (p > 0) {
-                        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "worker %d failed (status %d)",
-                                      (int) p, status);
+                        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                                      "worker %d failed (status %d)", (int) p, status);
                         running--;
                         continue;
                 }
@@ -181,7 +191,8 @@ START_TEST(test_sessions_apply_and_gc_race) {
         ck_assert_int_gt(checks, 3);
         for (size_t k = 0; k < n_nodes; k++) {
                 char *now = h_node_describe(nodes[k]);
-                ck_assert_msg(strcmp(now, before[k]) == 0, "%s was \"%s\", is \"%s\"", nodes[k], before[k], now);
+                ck_assert_msg(strcmp(now, before[k]) == 0, "%s was \"%s\", is \"%s\"", nodes[k],
+                              before[k], now);
                 free(now);
                 free(before[k]);
         }

@@ -55,7 +55,9 @@ END_TEST
 
 static void expect_refused(const char *text, const char *why) {
         struct xdev_state s = { 0 };
-        struct xdev_session keep = { .uid = 7, .user = "keep", .service = "login", .vt = 5, .pid = 9, .start = 1 };
+        struct xdev_session keep = {
+                .uid = 7, .user = "keep", .service = "login", .vt = 5, .pid = 9, .start = 1
+        };
         ck_assert_int_eq(xdev_state_add_session(&s, &keep), 0);
         ck_assert_msg(xdev_state_parse(&s, text, strlen(text), NULL) < 0, "accepted: %s", why);
         /* untouched on failure */
@@ -72,24 +74,54 @@ START_TEST(test_refuses_everything_else) {
         expect_refused("xdevices-state 1\nholder -", "no final newline");
         expect_refused("xdevices-state 1\nholder 5\n", "holder without session");
         expect_refused("xdevices-state 1\nholder -\nholder -\n", "two holder lines");
-        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=0 pid=1 start=1 since=1\n", "vt 0");
-        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=64 pid=1 start=1 since=1\n", "vt 64");
-        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a b service=login vt=2 pid=1 start=1 since=1\n", "space in user");
-        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=2 pid=1 start=1 since=1 extra=1\n", "extra field");
-        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n"
-                       "session uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n", "duplicate session");
-        expect_refused("xdevices-state 1\nholder -\nnode path=/etc/shadow class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n", "/etc/shadow");
-        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/../etc/shadow class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n", "dotdot");
-        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/sda class=drm fsdev=0:5 ino=1 rdev=8:0 uid=0 gid=0 mode=60660 acl=- grant=-\n", "block device major");
-        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=input fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n", "class/major mismatch");
-        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=100660 acl=- grant=-\n", "regular file mode");
-        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=u::rw-;rm grant=-\n", "acl charset");
-        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=1:rw:acl\n", "acl grant without acl");
-        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=1:rwx:chown\n", "bad perm");
-        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n"
-                       "node path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n", "duplicate node");
-        expect_refused("xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n"
-                       "session uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n", "session after node");
+        expect_refused(
+                "xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=0 pid=1 start=1 since=1\n",
+                "vt 0");
+        expect_refused(
+                "xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=64 pid=1 start=1 since=1\n",
+                "vt 64");
+        expect_refused(
+                "xdevices-state 1\nholder -\nsession uid=1 user=a b service=login vt=2 pid=1 start=1 since=1\n",
+                "space in user");
+        expect_refused(
+                "xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=2 pid=1 start=1 since=1 extra=1\n",
+                "extra field");
+        expect_refused(
+                "xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n"
+                "session uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n",
+                "duplicate session");
+        expect_refused(
+                "xdevices-state 1\nholder -\nnode path=/etc/shadow class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n",
+                "/etc/shadow");
+        expect_refused(
+                "xdevices-state 1\nholder -\nnode path=/dev/../etc/shadow class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n",
+                "dotdot");
+        expect_refused(
+                "xdevices-state 1\nholder -\nnode path=/dev/sda class=drm fsdev=0:5 ino=1 rdev=8:0 uid=0 gid=0 mode=60660 acl=- grant=-\n",
+                "block device major");
+        expect_refused(
+                "xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=input fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n",
+                "class/major mismatch");
+        expect_refused(
+                "xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=100660 acl=- grant=-\n",
+                "regular file mode");
+        expect_refused(
+                "xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=u::rw-;rm grant=-\n",
+                "acl charset");
+        expect_refused(
+                "xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=1:rw:acl\n",
+                "acl grant without acl");
+        expect_refused(
+                "xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=1:rwx:chown\n",
+                "bad perm");
+        expect_refused(
+                "xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n"
+                "node path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n",
+                "duplicate node");
+        expect_refused(
+                "xdevices-state 1\nholder -\nnode path=/dev/dri/card0 class=drm fsdev=0:5 ino=1 rdev=226:0 uid=0 gid=0 mode=20660 acl=- grant=-\n"
+                "session uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n",
+                "session after node");
         expect_refused("xdevices-state 1\r\nholder -\r\n", "CRLF");
         expect_refused("garbage\n", "garbage");
         memset(buf, 'x', sizeof buf - 1);
@@ -100,8 +132,12 @@ END_TEST
 
 START_TEST(test_elect) {
         struct xdev_state s = { 0 };
-        struct xdev_session a = { .uid = 1000, .user = "a", .service = "login", .vt = 2, .pid = 1, .start = 1 };
-        struct xdev_session b = { .uid = 1001, .user = "b", .service = "login", .vt = 3, .pid = 2, .start = 1 };
+        struct xdev_session a = {
+                .uid = 1000, .user = "a", .service = "login", .vt = 2, .pid = 1, .start = 1
+        };
+        struct xdev_session b = {
+                .uid = 1001, .user = "b", .service = "login", .vt = 3, .pid = 2, .start = 1
+        };
         ck_assert_int_eq(xdev_state_add_session(&s, &a), 0);
         ck_assert_int_eq(xdev_state_add_session(&s, &b), 0);
         s.has_holder = true;
@@ -128,8 +164,9 @@ END_TEST
 /* The daemon's mark: one line right after the holder, round-tripped;
  * anything else is refused. */
 START_TEST(test_follow_mark) {
-        static const char text[] = "xdevices-state 1\nholder -\nfollow pid=412 start=99887\n"
-                                   "session uid=1000 user=alice service=login vt=2 pid=7 start=8 since=9\n";
+        static const char text[] =
+                "xdevices-state 1\nholder -\nfollow pid=412 start=99887\n"
+                "session uid=1000 user=alice service=login vt=2 pid=7 start=8 since=9\n";
         struct xdev_state s = { 0 };
         ck_assert_int_eq(xdev_state_parse(&s, text, strlen(text), NULL), 0);
         ck_assert(s.follow);
@@ -139,12 +176,16 @@ START_TEST(test_follow_mark) {
         ck_assert_str_eq(out, text);
         free(out);
         xdev_state_free(&s);
-        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n"
-                       "follow pid=1 start=1\n", "follow after a session");
-        expect_refused("xdevices-state 1\nholder -\nfollow pid=1 start=1\nfollow pid=1 start=1\n", "two follow lines");
+        expect_refused(
+                "xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n"
+                "follow pid=1 start=1\n",
+                "follow after a session");
+        expect_refused("xdevices-state 1\nholder -\nfollow pid=1 start=1\nfollow pid=1 start=1\n",
+                       "two follow lines");
         expect_refused("xdevices-state 1\nholder -\nfollow pid=0 start=1\n", "pid 0");
         expect_refused("xdevices-state 1\nholder -\nfollow pid=1\n", "no start");
-        expect_refused("xdevices-state 1\nholder -\nfollow pid=1 start=1 extra=2\n", "trailing field");
+        expect_refused("xdevices-state 1\nholder -\nfollow pid=1 start=1 extra=2\n",
+                       "trailing field");
         expect_refused("xdevices-state 1\nfollow pid=1 start=1\nholder -\n", "before the holder");
 }
 END_TEST
@@ -153,8 +194,12 @@ END_TEST
  * loses the devices, and a VT without a session in front means nobody. */
 START_TEST(test_elect_follow) {
         struct xdev_state s = { .follow = true };
-        struct xdev_session a = { .uid = 1000, .user = "a", .service = "login", .vt = 2, .pid = 1, .start = 1 };
-        struct xdev_session b = { .uid = 1001, .user = "b", .service = "login", .vt = 3, .pid = 2, .start = 1 };
+        struct xdev_session a = {
+                .uid = 1000, .user = "a", .service = "login", .vt = 2, .pid = 1, .start = 1
+        };
+        struct xdev_session b = {
+                .uid = 1001, .user = "b", .service = "login", .vt = 3, .pid = 2, .start = 1
+        };
         ck_assert_int_eq(xdev_state_add_session(&s, &a), 0);
         ck_assert_int_eq(xdev_state_add_session(&s, &b), 0);
         s.has_holder = true;

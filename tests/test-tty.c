@@ -21,10 +21,34 @@ END_TEST
 
 START_TEST(test_rejected_spellings) {
         static const char *const bad[] = {
-                "tty0", "tty64", "tty01", "tty1\n", "tty1 ", " tty1", "tty", "tty-1", "tty+1",
-                "../tty1", "/dev/../dev/tty1", "/dev//tty1", "dev/tty1", ":0", ":0.0", "pts/3",
-                "/dev/pts/3", "ttyS0", "ttyUSB0", "tty99999999999999999999", "tty4294967297",
-                "TTY1", "console", "", "/dev/tty", "/dev/tty1/", "tty1x", "tty0x1",
+                "tty0",
+                "tty64",
+                "tty01",
+                "tty1\n",
+                "tty1 ",
+                " tty1",
+                "tty",
+                "tty-1",
+                "tty+1",
+                "../tty1",
+                "/dev/../dev/tty1",
+                "/dev//tty1",
+                "dev/tty1",
+                ":0",
+                ":0.0",
+                "pts/3",
+                "/dev/pts/3",
+                "ttyS0",
+                "ttyUSB0",
+                "tty99999999999999999999",
+                "tty4294967297",
+                "TTY1",
+                "console",
+                "",
+                "/dev/tty",
+                "/dev/tty1/",
+                "tty1x",
+                "tty0x1",
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
                 ck_assert_msg(xdev_tty_parse(bad[i]) < 0, "accepted \"%s\"", bad[i]);
@@ -100,9 +124,11 @@ START_TEST(test_zombie_is_not_live) {
                 _exit(0);
         for (int i = 0; i < 2000 && (xdev_proc_stat(pid, &st) < 0 || st.state != 'Z'); i++)
                 (void) usleep(1000);
-        ck_assert_msg(st.state == 'Z', "child %d never became a zombie (state %c)", (int) pid, st.state);
+        ck_assert_msg(st.state == 'Z', "child %d never became a zombie (state %c)", (int) pid,
+                      st.state);
         ck_assert(xdev_pid_is_alive(pid, st.start)); /* the pid alone says "alive" */
-        ck_assert(!xdev_leader_is_live(pid, st.start, major(st.tty_nr) == 4 ? minor(st.tty_nr) : 1));
+        ck_assert(
+                !xdev_leader_is_live(pid, st.start, major(st.tty_nr) == 4 ? minor(st.tty_nr) : 1));
         ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
         ck_assert(!xdev_leader_is_live(pid, st.start, 1));
 }

@@ -30,8 +30,8 @@
 #define VTS_MAX 16
 
 struct counts {
-        unsigned long opened, closed, killed, open_failed, close_failed, applies, apply_failed, gcs, gc_failed,
-                switches, checks, violations;
+        unsigned long opened, closed, killed, open_failed, close_failed, applies, apply_failed, gcs,
+                gc_failed, switches, checks, violations;
 };
 
 static struct counts *counts; /* shared between the workers */
@@ -42,9 +42,12 @@ static const char *helper;
 static const struct {
         const char *path, *maj, *min, *class;
 } nodes[] = {
-        { "/dev/dri/card0", "226", "0", "drm" },       { "/dev/dri/renderD128", "226", "128", "drm" },
-        { "/dev/input/event0", "13", "64", "input" },  { "/dev/input/event1", "13", "65", "input" },
-        { "/dev/input/mouse0", "13", "32", "input" },  { "/dev/input/mice", "13", "63", "input" },
+        { "/dev/dri/card0", "226", "0", "drm" },
+        { "/dev/dri/renderD128", "226", "128", "drm" },
+        { "/dev/input/event0", "13", "64", "input" },
+        { "/dev/input/event1", "13", "65", "input" },
+        { "/dev/input/mouse0", "13", "32", "input" },
+        { "/dev/input/mice", "13", "63", "input" },
         { "/dev/input/js0", "13", "0", "input" },
 };
 #define N_NODES (sizeof nodes / sizeof nodes[0])
@@ -71,7 +74,8 @@ static bool vt_is_free(int vt) {
                 int fd = open(p, O_RDWR | O_NOFOLLOW);
                 _exit(fd >= 0 && ioctl(fd, TIOCSCTTY, 0) == 0 ? 0 : 1);
         }
-        return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                WEXITSTATUS(status) == 0;
 }
 
 static void find_vts(int want) {
@@ -164,7 +168,8 @@ static bool acl_users_within(const char *path, const uid_t *allowed, size_t n_al
                 for (size_t i = 0; q && i < n_allowed; i++)
                         found = found || allowed[i] == *q;
                 if (!found) {
-                        fprintf(stderr, "torture: %s grants uid %u, which holds nothing\n", path, q ? *q : 0);
+                        fprintf(stderr, "torture: %s grants uid %u, which holds nothing\n", path,
+                                q ? *q : 0);
                         ok = false;
                 }
                 if (q)
@@ -195,8 +200,9 @@ static void checker(volatile int *stop) {
                         const char *p;
                         if (sscanf(line, "holder %u", &u) == 1)
                                 holder[n_holder++] = u;
-                        else if (sscanf(line, "session uid=%u", &u) == 1 && (p = strstr(line, " vt=")) &&
-                                 sscanf(p, " vt=%u", &vt) == 1 && vt < 64 && n_vt[vt] < 8)
+                        else if (sscanf(line, "session uid=%u", &u) == 1 &&
+                                 (p = strstr(line, " vt=")) && sscanf(p, " vt=%u", &vt) == 1 &&
+                                 vt < 64 && n_vt[vt] < 8)
                                 vt_uids[vt][n_vt[vt]++] = u;
                 }
                 if (f)
@@ -233,7 +239,8 @@ int main(void) {
         }
         h_fresh(NULL, NULL);
         find_vts((int) workers);
-        counts = mmap(NULL, sizeof *counts, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        counts = mmap(NULL, sizeof *counts, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+                      0);
         if (counts == MAP_FAILED)
                 return 99;
         memset(counts, 0, sizeof *counts);
@@ -246,11 +253,12 @@ int main(void) {
         }
         before[N_NODES + (size_t) n_vts] = h_node_describe("/dev/tty0");
 
-        printf("torture: %lu workers x %lu cycles on %d VTs (tty%d..), pid %d\n", workers, cycles, n_vts, vts[0],
-               (int) getpid());
+        printf("torture: %lu workers x %lu cycles on %d VTs (tty%d..), pid %d\n", workers, cycles,
+               n_vts, vts[0], (int) getpid());
         fflush(stdout);
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        volatile int *stop = mmap(NULL, sizeof *stop, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        volatile int *stop =
+                mmap(NULL, sizeof *stop, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (stop == MAP_FAILED)
                 return 99;
         *stop = 0;
@@ -271,7 +279,8 @@ int main(void) {
         }
         for (unsigned long w = 0; w < workers; w++) {
                 int status;
-                if (waitpid(pids[w], &status, 0) != pids[w] || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                if (waitpid(pids[w], &status, 0) != pids[w] || !WIFEXITED(status) ||
+                    WEXITSTATUS(status) != 0) {
                         fprintf(stderr, "torture: worker %lu failed (status %#x)\n", w, status);
                         failed++;
                 }
@@ -292,11 +301,13 @@ int main(void) {
                 const char *sargv[] = { helper, "--conf=" H_CONF, "status", "--json", NULL };
                 int r = h_run_helper(sargv, env, &out);
                 if (r != 0) {
-                        fprintf(stderr, "torture: the state is not readable (status exit %d): %s\n", r, out);
+                        fprintf(stderr, "torture: the state is not readable (status exit %d): %s\n",
+                                r, out);
                         failed++;
                 } else if (!strstr(out, "\"holder\":null") || !strstr(out, "\"sessions\":[]") ||
                            !strstr(out, "\"nodes\":[]")) {
-                        fprintf(stderr, "torture: state not empty after the last logout: %s\n", out);
+                        fprintf(stderr, "torture: state not empty after the last logout: %s\n",
+                                out);
                         failed++;
                 }
                 free(out);
@@ -310,7 +321,8 @@ int main(void) {
                         snprintf(p, sizeof p, "/dev/tty0");
                 char *now = h_node_describe(path);
                 if (strcmp(now, before[i]) != 0) {
-                        fprintf(stderr, "torture: %s was \"%s\", is \"%s\"\n", path, before[i], now);
+                        fprintf(stderr, "torture: %s was \"%s\", is \"%s\"\n", path, before[i],
+                                now);
                         failed++;
                 }
                 free(now);
@@ -320,11 +332,11 @@ int main(void) {
         printf("torture: %lu logins (%lu refused), %lu logouts (%lu failed), %lu killed, %lu applies (%lu failed), "
                "%lu gc (%lu failed), %lu VT switches in %.1f s (%.0f logins/s); %lu locked invariant checks "
                "during the run, %lu violations\n",
-               logins, counts->open_failed, counts->closed, counts->close_failed, counts->killed, counts->applies,
-               counts->apply_failed, counts->gcs, counts->gc_failed, counts->switches, secs, (double) logins / secs,
-               counts->checks, counts->violations);
-        failed += counts->violations > 0 || counts->open_failed > 0 || counts->close_failed > 0 || counts->apply_failed > 0 ||
-                  counts->gc_failed > 0;
+               logins, counts->open_failed, counts->closed, counts->close_failed, counts->killed,
+               counts->applies, counts->apply_failed, counts->gcs, counts->gc_failed,
+               counts->switches, secs, (double) logins / secs, counts->checks, counts->violations);
+        failed += counts->violations > 0 || counts->open_failed > 0 || counts->close_failed > 0 ||
+                counts->apply_failed > 0 || counts->gc_failed > 0;
         printf("torture: %s\n", failed ? "FAILED" : "every invariant holds");
         return failed ? 1 : 0;
 }

@@ -6,11 +6,11 @@
 #                          fuzzers, sanitizers, benchmark
 set -eu
 core="autoconf automake libtool pkg-config make gcc libc6-dev
-      libpam0g-dev libpam-modules libudev-dev udev libdrm-dev libacl1-dev acl check
-      util-linux binutils"
+	libpam0g-dev libpam-modules libudev-dev udev libdrm-dev libacl1-dev acl check
+	util-linux binutils"
 slow="build-essential clang libclang-rt-14-dev clang-format cppcheck valgrind strace git
-      qemu-system-x86 qemu-utils mmdebstrap netpbm imagemagick e2fsprogs fakeroot
-      dpkg-dev debhelper devscripts lintian equivs python3"
+	qemu-system-x86 qemu-utils mmdebstrap netpbm imagemagick e2fsprogs fakeroot
+	dpkg-dev debhelper devscripts lintian equivs python3"
 set -- ${1:-core}
 pkgs=$core
 [ "$1" = all ] && pkgs="$core $slow"

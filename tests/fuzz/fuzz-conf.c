@@ -37,11 +37,13 @@ static void config_preload(struct xdev_config *c) {
 static bool config_equal(const struct xdev_config *a, const struct xdev_config *b) {
         if (a->debug != b->debug || a->mode != b->mode || a->source != b->source ||
             a->ignore_logind != b->ignore_logind || a->lingering != b->lingering ||
-            a->linger_grace_ms != b->linger_grace_ms || memcmp(a->access, b->access, sizeof a->access) != 0 ||
-            a->n_globs != b->n_globs || a->n_services != b->n_services || a->n_deny_services != b->n_deny_services)
+            a->linger_grace_ms != b->linger_grace_ms ||
+            memcmp(a->access, b->access, sizeof a->access) != 0 || a->n_globs != b->n_globs ||
+            a->n_services != b->n_services || a->n_deny_services != b->n_deny_services)
                 return false;
         for (size_t i = 0; i < a->n_globs; i++)
-                if (a->globs[i].class != b->globs[i].class || strcmp(a->globs[i].pattern, b->globs[i].pattern) != 0)
+                if (a->globs[i].class != b->globs[i].class ||
+                    strcmp(a->globs[i].pattern, b->globs[i].pattern) != 0)
                         return false;
         for (size_t i = 0; i < a->n_services; i++)
                 if (strcmp(a->services[i], b->services[i]) != 0)

@@ -24,7 +24,8 @@ static void check_tty(const char *s) {
         if (vt < 0)
                 return;
         assert(vt >= 1 && vt <= XDEV_VT_MAX);
-        (void) snprintf(canon, sizeof canon, "%stty%d", strncmp(s, "/dev/", 5) == 0 ? "/dev/" : "", vt);
+        (void) snprintf(canon, sizeof canon, "%stty%d", strncmp(s, "/dev/", 5) == 0 ? "/dev/" : "",
+                        vt);
         assert(strcmp(canon, s) == 0);
 }
 
@@ -45,7 +46,8 @@ static void check_name(const char *s) {
         if (!xdev_name_is_valid(s, XDEV_NAME_MAX))
                 return;
         assert(strlen(s) >= 1 && strlen(s) <= XDEV_NAME_MAX && s[0] != '-');
-        assert(strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$") == strlen(s));
+        assert(strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$") ==
+               strlen(s));
         assert(!strchr(s, '$') || strchr(s, '$') == s + strlen(s) - 1);
 }
 
@@ -56,8 +58,10 @@ static void check_path(const char *s) {
                 return;
         assert(strncmp(s, "/dev/", 5) == 0 && n > 5 && n < 256 && s[n - 1] != '/');
         assert(!strstr(s, "//") && !strstr(s, "/../") && !strstr(s, "/./"));
-        assert(!(n >= 3 && strcmp(s + n - 3, "/..") == 0) && !(n >= 2 && strcmp(s + n - 2, "/.") == 0));
-        assert(strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-+:/") == n);
+        assert(!(n >= 3 && strcmp(s + n - 3, "/..") == 0) &&
+               !(n >= 2 && strcmp(s + n - 2, "/.") == 0));
+        assert(strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-+:/") ==
+               n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
