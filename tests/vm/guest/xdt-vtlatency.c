@@ -227,10 +227,10 @@ int main(int argc, char **argv) {
                         bad_in_a_row++;
                 } else
                         bad_in_a_row = 0;
-                printf("switch %d: tty%d -> tty%d (%s -> %s): active %.1f ms, ACL moved %s ms, old fd revoked %s ms\n",
+                printf("switch %d: tty%d -> tty%d (%s -> %s): active %.1f ms, ACL moved %s, old fd revoked %s\n",
                        i + 1, vt[from], vt[to], pws[from].pw_name, pws[to].pw_name, t_active,
-                       t_acl < 0 ? "never" : (snprintf(drain, 32, "%.1f", t_acl), drain),
-                       t_rev < 0 ? "never" : (snprintf(drain + 64, 32, "%.1f", t_rev), drain + 64));
+                       t_acl < 0 ? "never" : (snprintf(drain, 32, "%.1f ms", t_acl), drain),
+                       t_rev < 0 ? "never" : (snprintf(drain + 64, 32, "%.1f ms", t_rev), drain + 64));
                 fflush(stdout);
                 if (bad_in_a_row >= 3) {
                         printf("3 switches in a row did not complete: stopping after %d\n", i + 1);
