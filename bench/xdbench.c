@@ -28,12 +28,14 @@
 #include <acl/libacl.h>
 #include <security/pam_appl.h>
 
+#include "core.h"
 #include "harness.h"
 
 #define UID H_UID_ALICE
 #define USER "xdalice"
 #define EV_MINOR0 64u
 #define MAX_RUNS 64
+#define HANDOVER_RUNS 100
 
 extern char **environ;
 
@@ -474,7 +476,8 @@ static uint64_t massif_peak(const char *file) {
 
 struct row {
         unsigned n;
-        struct stats pam, pam_open, pam_close, floor, base, helper;
+        struct stats pam, pam_open, pam_close, floor, base, helper, handover;
+        bool handover_ok;
         long pam_sys, floor_sys, base_sys, helper_sys;
         uint64_t pam_ir, floor_ir, helper_ir, pam_strcmp_ir, pam_list_add_ir, pam_find_node_ir;
         long forks, execs, pids;
@@ -673,6 +676,59 @@ static void measure_helper(struct row *row, int runs) {
 }
 
 
+/* xdevicesd's step at a VT switch, called in this process as the daemon
+ * calls it: alice on one VT and bob on the next, the active VT flips, and
+ * each call takes the N nodes (and the VT-less wait) from one to the other:
+ * old grants off, a /proc sweep for the old holder's fds, new grants on.
+ * What it does not include: the kernel's wake-up of the daemon's poll. */
+static void measure_handover(struct row *row, int runs) {
+        struct xdev_follow_result *res = calloc(1, sizeof *res);
+        struct xdev_follow_self self = { .pid = getpid() };
+        struct xdev_proc_stat pst;
+        uint64_t v[HANDOVER_RUNS];
+        struct xdev_ctx ctx;
+        int r;
+
+        if (!res || xdev_proc_stat(self.pid, &pst) < 0)
+                die("handover setup");
+        self.start = pst.start;
+        fresh(row->n);
+        h_set_active_vt(h_vt);
+        struct h_session *a = h_session_open(USER, h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        xdev_ctx_init(&ctx);
+        if (xdev_config_load(&ctx.config, H_CONF, NULL) < 0)
+                die("handover config");
+        row->handover_ok = a->open_ret == PAM_SUCCESS && b->open_ret == PAM_SUCCESS &&
+                           xdev_follow_update(&ctx, &self, res) == 0;
+        if (runs > HANDOVER_RUNS)
+                runs = HANDOVER_RUNS;
+        for (int i = 0; i < runs && row->handover_ok; i++) {
+                bool to_bob = i % 2 == 0;
+                h_set_active_vt(to_bob ? h_vt + 1 : h_vt);
+                uint64_t t0 = now_ns();
+                r = xdev_follow_update(&ctx, &self, res);
+                v[i] = now_ns() - t0;
+                /* not timed: did the devices move? */
+                char p[64];
+                ev_path(p, sizeof p, row->n - 1);
+                const char *acl = h_acl_of(p, to_bob ? H_UID_BOB : UID);
+                if (r < 0 || !res->changed || !res->has_holder || res->holder != (to_bob ? H_UID_BOB : UID) ||
+                    !acl || strcmp(acl, "rw") != 0) {
+                        fprintf(stderr, "xdbench: handover %d did not move the devices (r=%d)\n", i, r);
+                        row->handover_ok = false;
+                }
+        }
+        if (row->handover_ok)
+                row->handover = stats_of(v, runs);
+        (void) xdev_follow_update(&ctx, NULL, NULL);
+        xdev_ctx_done(&ctx);
+        (void) h_session_close(b);
+        (void) h_session_close(a);
+        h_set_active_vt(1);
+        free(res);
+}
+
 static void print_machine(void) {
         FILE *f = fopen("/proc/cpuinfo", "re");
         char line[512], model[256] = "?";
@@ -786,6 +842,8 @@ static bool print_table(const struct row *rows, size_t n_rows) {
             (double) r->pam_heap / 1024, marginal(rows, i, f_pam_heap));
         ROW("pam max RSS (whole process, with libpam and libc), MiB", "%.1f", r->pam_rss / 1024.0);
         ROW("fork / exec inside the PAM calls", "%s", r->forks || r->execs || r->pids ? "**FAIL**" : "none");
+        ROW("**handover** at a VT switch (xdevicesd's step), ms min / med / max", "%.2f / %.2f / %.2f%s",
+            r->handover.min, r->handover.med, r->handover.max, r->handover_ok ? "" : " **FAIL**");
         ROW("**floor** grant+restore, ms min / med / max", "%.2f / %.2f / %.2f", r->floor.min, r->floor.med,
             r->floor.max);
         ROW("floor µs per node", "%.1f", r->floor.med * 1e3 / r->n);
@@ -806,7 +864,7 @@ static bool print_table(const struct row *rows, size_t n_rows) {
             i ? marginal(rows, i, f_helper_ir) / 1e3 : 0.0);
 #undef ROW
         for (i = 0; i < n_rows; i++)
-                fail = fail || rows[i].forks || rows[i].execs || rows[i].pids;
+                fail = fail || rows[i].forks || rows[i].execs || rows[i].pids || !rows[i].handover_ok;
         if (n_rows > 1) {
                 const struct row *a = &rows[0], *b = &rows[n_rows - 1];
                 printf("\nGrowth N=%u → N=%u, per-node cost at N=%u ÷ per-node cost at N=%u (1.0 = linear; the fixed "
@@ -883,6 +941,7 @@ int main(int argc, char **argv) {
                 measure_floor(&rows[i], runs_for(rows[i].n, false));
                 measure_baseline(&rows[i], runs_for(rows[i].n, true));
                 measure_helper(&rows[i], runs_for(rows[i].n, false));
+                measure_handover(&rows[i], quick ? 10 : rows[i].n <= 512 ? HANDOVER_RUNS : 20);
         }
         printf("## pam_xdevices benchmark\n\n");
         print_machine();

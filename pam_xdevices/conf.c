@@ -262,6 +262,8 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
                         config->lingering = XDEV_LINGER_KILL;
                 else if (strcmp(value, "warn") == 0)
                         config->lingering = XDEV_LINGER_WARN;
+                else if (strcmp(value, "kill-user") == 0)
+                        config->lingering = XDEV_LINGER_KILL_USER;
                 else
                         return -EINVAL;
                 return 0;

@@ -24,7 +24,9 @@ enum xdev_access {
 
 enum xdev_grant_mode { XDEV_GRANT_ACL, XDEV_GRANT_CHOWN };
 enum xdev_source { XDEV_SOURCE_AUTO, XDEV_SOURCE_UDEV, XDEV_SOURCE_GLOB };
-enum xdev_linger { XDEV_LINGER_REVOKE, XDEV_LINGER_KILL, XDEV_LINGER_WARN };
+/* What happens to processes of a user who lost the shared devices and still
+ * hold them open. KILL_USER: at logout, every process of that user ends. */
+enum xdev_linger { XDEV_LINGER_REVOKE, XDEV_LINGER_KILL, XDEV_LINGER_WARN, XDEV_LINGER_KILL_USER };
 
 #define XDEV_CONF_LINE_MAX 1024
 #define XDEV_CONF_FILE_MAX (64 * 1024)

@@ -29,6 +29,8 @@ struct txn {
         struct xdev_store store;
         struct xdev_state state;
         int active_vt;
+        bool loaded_has_holder;         /* the holder as loaded (or as released) */
+        uid_t loaded_holder;
         struct xdev_linger_set linger; /* shared grants as loaded, see linger_after */
         struct xdev_dircache dirs;
 };
@@ -66,6 +68,8 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
                 return r;
         }
         t->active_vt = xdev_vt_active();
+        t->loaded_has_holder = t->state.has_holder;
+        t->loaded_holder = t->state.holder;
         (void) xdev_linger_note(&t->linger, &t->state);
         return 0;
 }
@@ -82,24 +86,24 @@ static int reap(struct xdev_ctx *ctx, struct txn *t) {
 
         for (size_t i = t->state.n_sessions; i-- > 0;) {
                 const struct xdev_session *s = &t->state.sessions[i];
-                if (xdev_pid_is_alive(s->pid, s->start))
+                if (xdev_leader_is_live(s->pid, s->start, s->vt))
                         continue;
-                xdev_log(&ctx->log, LOG_NOTICE, "reaping session of \"%s\" on tty%u: leader %d is gone",
-                         s->user, s->vt, (int) s->pid);
+                xdev_log(&ctx->log, LOG_NOTICE,
+                         "reaping session of \"%s\" on tty%u: leader %d is gone, a zombie or no longer on tty%u",
+                         s->user, s->vt, (int) s->pid, s->vt);
                 xdev_state_remove_session(&t->state, i);
                 n++;
         }
         return n;
 }
 
-static void node_set_grant(struct xdev_node *n, bool granted, uid_t uid, enum xdev_access perm,
-                           enum xdev_grant_mode gmode) {
-        if (!granted) {
-                if (n->granted)
-                        n->dirty = true;
-                n->granted = false;
-                return;
-        }
+static void node_revoke(struct xdev_node *n) {
+        if (n->granted)
+                n->dirty = true;
+        n->granted = false;
+}
+
+static void node_grant(struct xdev_node *n, uid_t uid, enum xdev_access perm, enum xdev_grant_mode gmode) {
         if (!n->granted || n->grantee != uid || n->perm != perm || n->gmode != gmode)
                 n->dirty = true;
         n->granted = true;
@@ -119,10 +123,14 @@ static int ledger_want(struct xdev_ctx *ctx, struct txn *t, const char *path, en
         int fd, r;
 
         r = xdev_node_open(&t->dirs, path, class, &fd, &st);
+        if (r == 0 && st.st_nlink != 1) {
+                (void) close(fd);
+                r = -ENOTTY; /* a grant would reach the other name too */
+        }
         if (r < 0) {
                 if (r == -ENOTTY)
                         xdev_log(&ctx->log, LOG_WARNING,
-                                 "\"%s\" is not a device node of class %s (symlink, other type or major), ignoring", path,
+                                 "\"%s\" is not a device node of class %s (symlink, hard link, other type or major), ignoring", path,
                                  xdev_class_to_string(class));
                 else if (r != -ENOENT)
                         xdev_log(&ctx->log, LOG_WARNING, "cannot open \"%s\": %s, ignoring", path, strerror(-r));
@@ -138,7 +146,7 @@ static int ledger_want(struct xdev_ctx *ctx, struct txn *t, const char *path, en
         if (idx >= 0) {
                 struct xdev_node *n = &t->state.nodes[idx];
                 if (n->fsdev == st.st_dev && n->ino == st.st_ino && n->rdev == st.st_rdev) {
-                        node_set_grant(n, true, uid, perm, ctx->config.mode);
+                        node_grant(n, uid, perm, ctx->config.mode);
                         r = 0;
                         goto out;
                 }
@@ -157,7 +165,7 @@ static int ledger_want(struct xdev_ctx *ctx, struct txn *t, const char *path, en
                 r = -EOPNOTSUPP;
                 goto out;
         }
-        node_set_grant(&rec, true, uid, perm, ctx->config.mode);
+        node_grant(&rec, uid, perm, ctx->config.mode);
         rec.dirty = true;
         r = xdev_state_add_node(&t->state, &rec);
 out:
@@ -177,15 +185,15 @@ static void plan_ledger(const struct xdev_ctx *ctx, struct txn *t) {
                                 if (n->rdev == makedev(4, t->state.sessions[j].vt))
                                         owner = &t->state.sessions[j];
                         if (owner)
-                                node_set_grant(n, true, owner->uid, n->granted ? n->perm : ctx->config.access[n->class],
-                                               n->granted ? n->gmode : ctx->config.mode);
+                                node_grant(n, owner->uid, n->granted ? n->perm : ctx->config.access[n->class],
+                                           n->granted ? n->gmode : ctx->config.mode);
                         else
-                                node_set_grant(n, false, 0, 0, 0);
+                                node_revoke(n);
                 } else if (t->state.has_holder && (n->granted || ctx->config.access[n->class] != XDEV_ACCESS_OFF))
-                        node_set_grant(n, true, t->state.holder, n->granted ? n->perm : ctx->config.access[n->class],
-                                       n->granted ? n->gmode : ctx->config.mode);
+                        node_grant(n, t->state.holder, n->granted ? n->perm : ctx->config.access[n->class],
+                                   n->granted ? n->gmode : ctx->config.mode);
                 else
-                        node_set_grant(n, false, 0, 0, 0);
+                        node_revoke(n);
         }
 }
 
@@ -265,11 +273,70 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all) {
         return failed;
 }
 
+/* The order of a handover, which never lets two users have a shared node
+ * at once: the state already names the next holder; when a different user
+ * held the devices, they are first taken off (saved and converged) and
+ * that user's open fds revoked, and only then is the next holder planned.
+ * Returns 0 or -errno from saving (nothing changed then). */
+static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
+        bool next_has = t->state.has_holder;
+        uid_t next = t->state.holder;
+        int r;
+
+        if (!t->loaded_has_holder || !next_has || next == t->loaded_holder)
+                return 0; /* no holder before, or none after: one pass keeps the order */
+        t->state.has_holder = false;
+        plan_ledger(ctx, t);
+        r = commit(ctx, t, false);
+        if (r >= 0) {
+                (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log);
+                (void) xdev_linger_note(&t->linger, &t->state);
+                t->loaded_has_holder = false;
+        }
+        t->state.has_holder = next_has;
+        t->state.holder = next;
+        return r < 0 ? r : 0;
+}
+
+static bool holder_changed(const struct txn *t) {
+        return t->state.has_holder && (!t->loaded_has_holder || t->loaded_holder != t->state.holder);
+}
+
+/* After the decision: releases the old holder first if it changed, plans
+ * every node, adds the devices of a new holder, converges, and revokes
+ * what was taken away. Returns commit's result. */
+static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
+        int r;
+
+        r = release_old_holder(ctx, t);
+        if (r < 0)
+                return r;
+        plan_ledger(ctx, t);
+        if (holder_changed(t)) {
+                xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u", (unsigned) t->state.holder);
+                (void) plan_enumerate(ctx, t);
+        } else if (t->loaded_has_holder && !t->state.has_holder)
+                xdev_log(&ctx->log, LOG_INFO, "shared devices taken from uid %u; nobody holds them",
+                         (unsigned) t->loaded_holder);
+        r = commit(ctx, t, all);
+        if (r >= 0) /* grants removed first, then lingering fds revoked */
+                (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log);
+        return r;
+}
+
+/* The holder once LOGIN is recorded: with the follow rule, LOGIN holds when
+ * its VT is in front; without, the first console login holds. */
+static void elect_with_login(struct xdev_state *state, int active_vt, const struct xdev_login *login) {
+        xdev_state_elect(state, active_vt);
+        if (state->follow ? (int) login->vt == active_vt : !state->has_holder) {
+                state->has_holder = true;
+                state->holder = login->uid;
+        }
+}
+
 int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         struct xdev_session s = { 0 };
         struct txn t;
-        bool had_holder;
-        uid_t old_holder;
         int r, failed;
 
         if (!xdev_name_is_valid(login->user, XDEV_NAME_MAX) || !xdev_name_is_valid(login->service, XDEV_NAME_MAX) ||
@@ -285,9 +352,10 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 r = t.state.has_holder && t.state.holder == login->uid;
                 goto out;
         }
-        xdev_state_elect(&t.state, t.active_vt);
-        had_holder = t.state.has_holder;
-        old_holder = t.state.holder;
+        elect_with_login(&t.state, t.active_vt, login);
+        r = release_old_holder(ctx, &t);
+        if (r < 0)
+                goto out;
 
         s.uid = login->uid;
         strcpy(s.user, login->user);
@@ -299,10 +367,6 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         r = xdev_state_add_session(&t.state, &s);
         if (r < 0)
                 goto out;
-        if (!t.state.has_holder) {
-                t.state.has_holder = true;
-                t.state.holder = login->uid;
-        }
         plan_ledger(ctx, &t);
         if (ctx->config.access[XDEV_CLASS_VT] != XDEV_ACCESS_OFF) {
                 char path[32];
@@ -312,12 +376,12 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 if (r < 0)
                         goto rollback_nosave;
         }
-        if (t.state.holder == login->uid) {
+        if (t.state.has_holder && t.state.holder == login->uid) {
                 r = plan_enumerate(ctx, &t);
                 if (r < 0)
                         goto rollback_nosave;
         }
-        if (had_holder && old_holder != t.state.holder)
+        if (holder_changed(&t))
                 xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u", (unsigned) t.state.holder);
         xdev_fault_point("open-before-commit");
         failed = commit(ctx, &t, false);
@@ -343,7 +407,8 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         goto out;
 
 rollback_nosave:
-        /* Nothing was saved or changed yet: dropping the plan is the undo. */
+        /* Nothing of this login was saved or changed yet: dropping the plan
+         * is the undo (a release of the old holder above stands). */
         xdev_log(&ctx->log, LOG_ERR, "cannot prepare grants (%s); granting nothing", strerror(-r));
 out:
         txn_end(&t);
@@ -353,8 +418,6 @@ out:
 int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
         struct txn t;
         ssize_t idx;
-        bool had_holder;
-        uid_t old_holder;
         int r;
 
         r = txn_begin(ctx, &t);
@@ -367,21 +430,11 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
                 goto out;
         }
         xdev_state_remove_session(&t.state, (size_t) idx);
-        had_holder = t.state.has_holder;
-        old_holder = t.state.holder;
         xdev_state_elect(&t.state, t.active_vt);
-        if (!ctx->config_ok && t.state.has_holder && t.state.holder != old_holder)
+        if (!ctx->config_ok && holder_changed(&t))
                 t.state.has_holder = false;
-        plan_ledger(ctx, &t);
-        if (t.state.has_holder && (!had_holder || old_holder != t.state.holder)) {
-                xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u on the active VT",
-                         (unsigned) t.state.holder);
-                (void) plan_enumerate(ctx, &t);
-        }
         xdev_fault_point("close-before-commit");
-        r = commit(ctx, &t, false);
-        if (r >= 0) /* grants removed first, then lingering fds revoked */
-                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
+        r = settle(ctx, &t, false);
         r = r < 0 ? r : 0;
 out:
         txn_end(&t);
@@ -394,15 +447,23 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
 
         if (class == XDEV_CLASS_VT || !xdev_path_is_valid(path))
                 return -EINVAL;
+        /* A broken config grants nothing new and decides nothing: the holder
+         * and its grants stay as they are until the config is fixed. */
+        if (!ctx->config_ok)
+                return -EINVAL;
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
         reaped = reap(ctx, &t);
         xdev_state_elect(&t.state, t.active_vt);
-        if (reaped > 0 || !ctx->config_ok)
+        if (reaped > 0 || holder_changed(&t) || t.loaded_has_holder != t.state.has_holder) {
+                r = release_old_holder(ctx, &t);
+                if (r < 0)
+                        goto out;
                 plan_ledger(ctx, &t);
-        if (!ctx->config_ok)
-                t.state.has_holder = false;
+                if (holder_changed(&t))
+                        (void) plan_enumerate(ctx, &t);
+        }
         if (t.state.has_holder && ctx->config.access[class] != XDEV_ACCESS_OFF) {
                 r = ledger_want(ctx, &t, path, class, devnum, t.state.holder, ctx->config.access[class]);
                 if (r < 0 && r != -ENOENT) {
@@ -414,7 +475,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         } else
                 xdev_debug(&ctx->log, "\"%s\": no session holds the shared devices, nothing to do", path);
         r = commit(ctx, &t, false);
-        if (r >= 0 && reaped > 0)
+        if (r >= 0)
                 (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
         if (r == 0)
                 r = t.state.has_holder && xdev_state_find_node(&t.state, path) >= 0 ? 1 : 0;
@@ -453,26 +514,65 @@ out:
 
 int xdev_gc(struct xdev_ctx *ctx) {
         struct txn t;
-        bool had_holder;
-        uid_t old_holder;
         int r, reaped;
 
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
         reaped = reap(ctx, &t);
-        had_holder = t.state.has_holder;
-        old_holder = t.state.holder;
         xdev_state_elect(&t.state, t.active_vt);
-        if (!ctx->config_ok && t.state.has_holder && t.state.holder != old_holder)
+        if (!ctx->config_ok && holder_changed(&t))
                 t.state.has_holder = false;
-        plan_ledger(ctx, &t);
-        if (t.state.has_holder && (!had_holder || old_holder != t.state.holder))
-                (void) plan_enumerate(ctx, &t);
-        r = commit(ctx, &t, true);
-        if (r >= 0)
-                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
+        r = settle(ctx, &t, true);
         r = r < 0 ? r : reaped;
+        txn_end(&t);
+        return r;
+}
+
+int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self, struct xdev_follow_result *ret) {
+        struct txn t;
+        bool changed;
+        int r, reaped;
+
+        r = txn_begin(ctx, &t);
+        if (r < 0)
+                return r;
+        reaped = reap(ctx, &t);
+        changed = reaped > 0;
+        if (self && (!t.state.follow || t.state.follow_pid != self->pid || t.state.follow_start != self->start)) {
+                t.state.follow = true;
+                t.state.follow_pid = self->pid;
+                t.state.follow_start = self->start;
+                changed = true;
+        } else if (!self && t.state.follow) {
+                /* The daemon stops: the login-time rule resumes, and the
+                 * holder in front keeps the devices. */
+                t.state.follow = false;
+                changed = true;
+        }
+        xdev_state_elect(&t.state, t.active_vt);
+        if (!ctx->config_ok && holder_changed(&t))
+                t.state.has_holder = false;
+        changed = changed || holder_changed(&t) || t.loaded_has_holder != t.state.has_holder;
+        r = 0;
+        if (changed) {
+                r = settle(ctx, &t, false);
+                if (r > 0)
+                        r = -EIO;
+        }
+        if (ret) {
+                *ret = (struct xdev_follow_result) {
+                        .active_vt = t.active_vt,
+                        .has_holder = t.state.has_holder,
+                        .holder = t.state.holder,
+                        .changed = changed,
+                };
+                for (size_t i = 0; i < t.state.n_sessions && i < XDEV_SESSIONS_MAX; i++) {
+                        ret->leaders[i].pid = t.state.sessions[i].pid;
+                        ret->leaders[i].start = t.state.sessions[i].start;
+                        ret->n_leaders++;
+                }
+        }
         txn_end(&t);
         return r;
 }
@@ -507,6 +607,76 @@ int xdev_reset(struct xdev_ctx *ctx, bool force) {
         return r < 0 ? r : 0;
 }
 
+/* Lingering holders of every shared node: everyone but root and the holder. */
+static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, struct xdev_linger_counts *c) {
+        struct xdev_store store = { -1, -1 };
+        struct xdev_state state = { 0 };
+        struct xdev_linger_target *targets = NULL;
+        size_t n = 0;
+        unsigned line;
+        int r;
+
+        r = xdev_store_open(&store, ctx->statedir);
+        if (r < 0)
+                return r;
+        r = xdev_store_load(&store, &state, &line);
+        if (r < 0)
+                goto out;
+        opts->has_keep = state.has_holder;
+        opts->keep_uid = state.holder;
+        if (opts->has_only && opts->has_keep && opts->only_uid == opts->keep_uid) {
+                xdev_log(&ctx->log, LOG_NOTICE, "uid %u holds the shared devices now; nothing to revoke",
+                         (unsigned) opts->only_uid);
+                *c = (struct xdev_linger_counts) { 0 };
+                r = 0;
+                goto out;
+        }
+        r = xdev_linger_targets_all(&state, &ctx->config, &ctx->log, &targets, &n);
+        if (r < 0)
+                goto out;
+        r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);
+out:
+        free(targets);
+        xdev_state_free(&state);
+        xdev_store_close(&store);
+        return r;
+}
+
+static int linger_status(struct xdev_ctx *ctx, FILE *out, bool json) {
+        struct xdev_linger_opts opts = { .report_only = true, .report = out, .report_json = json };
+        struct xdev_linger_counts c = { 0 };
+        int r;
+
+        fputs(json ? "[" : "lingering holders:\n", out);
+        r = linger_locked(ctx, &opts, &c);
+        if (r < 0)
+                return r;
+        if (json)
+                fputs("]", out);
+        else if (c.holders == 0)
+                fputs("  none\n", out);
+        return ferror(out) ? -EIO : 0;
+}
+
+int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
+        struct xdev_linger_opts opts = {
+                .policy = ctx->config.lingering,
+                .grace_ms = ctx->config.linger_grace_ms,
+                .has_only = !all,
+                .only_uid = uid,
+        };
+        struct xdev_linger_counts c = { 0 };
+        int r;
+
+        r = linger_locked(ctx, &opts, &c);
+        if (r < 0)
+                return r;
+        xdev_log(&ctx->log, LOG_NOTICE,
+                 "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
+                 c.holders, c.revoked, c.demoted, c.terminated, c.left);
+        return (int) c.holders;
+}
+
 int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
         struct txn t;
         int r;
@@ -520,7 +690,14 @@ int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
                         fprintf(out, "%u", (unsigned) t.state.holder);
                 else
                         fprintf(out, "null");
-                fprintf(out, ",\"active_vt\":%d,\"sessions\":[", t.active_vt);
+                fprintf(out, ",\"active_vt\":%d,\"follow\":%s,\"daemon\":", t.active_vt,
+                        t.state.follow ? "true" : "false");
+                if (t.state.follow)
+                        fprintf(out, "%d,\"daemon_alive\":%s", (int) t.state.follow_pid,
+                                xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start) ? "true" : "false");
+                else
+                        fprintf(out, "null,\"daemon_alive\":false");
+                fprintf(out, ",\"sessions\":[");
                 for (size_t i = 0; i < t.state.n_sessions; i++) {
                         const struct xdev_session *s = &t.state.sessions[i];
                         fprintf(out, "%s{\"user\":", i ? "," : "");
@@ -563,6 +740,12 @@ int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
                 }
                 else
                         fprintf(out, "none\n");
+                if (!t.state.follow)
+                        fprintf(out, "follow: no\n");
+                else if (xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start))
+                        fprintf(out, "follow: yes (xdevicesd pid %d)\n", (int) t.state.follow_pid);
+                else
+                        fprintf(out, "follow: yes (xdevicesd pid %d is gone; restart it)\n", (int) t.state.follow_pid);
                 fprintf(out, "active VT: %d\nsessions: %zu\n", t.active_vt, t.state.n_sessions);
                 for (size_t i = 0; i < t.state.n_sessions; i++) {
                         const struct xdev_session *s = &t.state.sessions[i];
@@ -592,7 +775,7 @@ int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json) {
         /* After the state lock is released: the scan takes it again. */
         if (json)
                 fputs(",\"lingering\":", out);
-        r = xdev_linger_status(ctx, out, json);
+        r = linger_status(ctx, out, json);
         if (r < 0)
                 return r;
         if (json)

@@ -35,9 +35,9 @@ struct xdev_login {
  * (everything this call changed is undone). */
 int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login);
 
-/* Removes the session led by PID/START, hands the shared devices over per
- * DESIGN §3.4 and restores every node nobody should have any more.
- * -ENOENT when there is no such session. */
+/* Removes the session led by PID/START, hands the shared devices over
+ * (doc/DESIGN.md §3.4) and restores every node nobody
+ * should have any more. -ENOENT when there is no such session. */
 int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start);
 
 /* A node udev added or changed: if the shared devices are held, grants it to
@@ -51,6 +51,33 @@ int xdev_device_forget(struct xdev_ctx *ctx, const char *path);
  * Returns the number of sessions reaped. */
 int xdev_gc(struct xdev_ctx *ctx);
 
+/* xdevicesd, the daemon that makes the shared devices follow the VT in
+ * front, identifies itself with SELF. */
+struct xdev_follow_self {
+        pid_t pid;
+        uint64_t start;
+};
+
+struct xdev_follow_result {
+        int active_vt;
+        bool has_holder;
+        uid_t holder;
+        bool changed;           /* the state was saved and nodes changed */
+        size_t n_leaders;       /* the leaders of the live sessions, to watch */
+        struct {
+                pid_t pid;
+                uint64_t start;
+        } leaders[XDEV_SESSIONS_MAX];
+};
+
+/* xdevicesd's step, run on every VT switch, session end and state change:
+ * with SELF, marks the state as followed by that daemon; with NULL, clears
+ * the mark (the daemon stops). Reaps dead sessions, elects the holder by the
+ * VT in front and hands over in order (old grants off, its fds revoked, new
+ * grants on). Saves nothing when nothing changed, so its own writes do not
+ * wake it again. Fills *RET when not NULL. Returns 0 or -errno. */
+int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self, struct xdev_follow_result *ret);
+
 /* Restores every node in the ledger and empties the state. With FORCE, an
  * unreadable state file is removed instead of refused. */
 int xdev_reset(struct xdev_ctx *ctx, bool force);
@@ -58,6 +85,11 @@ int xdev_reset(struct xdev_ctx *ctx, bool force);
 /* Prints sessions, holder, ledger and the processes still holding shared
  * nodes without a grant (the "lingering" list) as text or JSON. */
 int xdev_status(struct xdev_ctx *ctx, FILE *out, bool json);
+
+/* xdevices revoke: applies the configured policy to the lingering holders
+ * of uid UID, or of everyone but root and the holder with ALL. Returns the
+ * number of holders found or -errno. */
+int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid);
 
 void xdev_ctx_init(struct xdev_ctx *ctx);
 void xdev_ctx_done(struct xdev_ctx *ctx);

@@ -9,7 +9,9 @@
  *  2. What an fd is comes from the open file itself (stat of the /proc magic
  *     link, then fstat of the copy): char device, class major, rdev. Nothing
  *     a user names or links is followed.
- *  3. Processes of root and of the current holder are never touched.
+ *  3. Processes of the current holder are never touched; after a handover
+ *     only processes with the departing uid as real, effective, saved or fs
+ *     uid are (a setuid program it started included); root's never.
  *  4. Bounded: a fixed number of graceful terminations, the grace period
  *     capped, at most three passes. */
 #include "config.h"
@@ -29,19 +31,13 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/kcmp.h>
+#include <xf86drm.h>
 
-#include "core.h"
 #include "devices.h"
 #include "linger.h"
 #include "node.h"
 
-/* The two DRM ioctls we need, from <drm/drm.h> (stable uapi), so the core
- * does not depend on libdrm's headers. */
-struct xdev_drm_auth {
-        unsigned int magic;
-};
-#define XDEV_DRM_IOCTL_AUTH_MAGIC _IOW('d', 0x11, struct xdev_drm_auth)
-#define XDEV_DRM_IOCTL_DROP_MASTER _IO('d', 0x1f)
 #define XDEV_DRM_MINOR_RENDER 128
 
 #define FDS_PER_PROC_MAX 64
@@ -68,13 +64,15 @@ static uint64_t now_ms(void) {
 
 struct proc {
         pid_t pid;
-        uid_t ruid, euid;
+        uid_t ruid, euid, suid, fsuid;
         char comm[17];
         int fds[FDS_PER_PROC_MAX];
         size_t tgt[FDS_PER_PROC_MAX];
         size_t n_fds;
         pid_t hidden_tid;       /* a thread with its own fd table holds a target */
         size_t hidden_tgt;
+        int uring_fd;           /* an io_uring with a target among its registered files */
+        size_t uring_tgt;
 };
 
 struct victim {
@@ -111,21 +109,27 @@ static int read_small(int dirfd, const char *path, char *buf, size_t size) {
         return (int) n;
 }
 
-/* Real and effective uid from PID/status. */
-static int proc_uids(int procfd, pid_t pid, uid_t *ret_ruid, uid_t *ret_euid) {
+/* Real, effective, saved and fs uid from PID/status. */
+static int proc_uids(int procfd, struct proc *p) {
         char path[64], buf[4096];
-        unsigned long r, e;
-        char *p;
+        unsigned long r, e, sv, fs;
+        char *u;
 
-        (void) snprintf(path, sizeof path, "%d/status", (int) pid);
+        (void) snprintf(path, sizeof path, "%d/status", (int) p->pid);
         if (read_small(procfd, path, buf, sizeof buf) < 0)
                 return -ESRCH;
-        p = strstr(buf, "\nUid:");
-        if (!p || sscanf(p + 5, "%lu %lu", &r, &e) != 2)
+        u = strstr(buf, "\nUid:");
+        if (!u || sscanf(u + 5, "%lu %lu %lu %lu", &r, &e, &sv, &fs) != 4)
                 return -EIO;
-        *ret_ruid = (uid_t) r;
-        *ret_euid = (uid_t) e;
+        p->ruid = (uid_t) r;
+        p->euid = (uid_t) e;
+        p->suid = (uid_t) sv;
+        p->fsuid = (uid_t) fs;
         return 0;
+}
+
+static bool proc_has_uid(const struct proc *p, uid_t uid) {
+        return p->ruid == uid || p->euid == uid || p->suid == uid || p->fsuid == uid;
 }
 
 /* comm is chosen by the process: keep printable ASCII only. */
@@ -158,9 +162,48 @@ static ssize_t target_match(const struct sweep *s, const struct stat *st) {
         return -1;
 }
 
+/* An io_uring keeps registered files without an fd for them. Its fdinfo
+ * lists them ("%5u: event2", or the whole path on newer kernels) while its
+ * lock is free; a target's name there is taken as the target. Returns the
+ * target index or -1. */
+static ssize_t uring_match(const struct sweep *s, int procfd, pid_t pid, const char *fdname) {
+        char path[96], buf[8192], *p;
+
+        (void) snprintf(path, sizeof path, "%d/fdinfo/%s", (int) pid, fdname);
+        if (read_small(procfd, path, buf, sizeof buf) <= 0)
+                return -1;
+        p = strstr(buf, "\nUserFiles:");
+        if (!p)
+                return -1;
+        while ((p = strchr(p + 1, '\n')) && p[1] == ' ') {
+                char *name = strstr(p, ": "), *end;
+                if (!name)
+                        break;
+                name += 2;
+                end = strchr(name, '\n');
+                size_t len = end ? (size_t) (end - name) : strlen(name);
+                /* older kernels print the name, newer ones the whole path */
+                for (size_t k = len; k-- > 0;)
+                        if (name[k] == '/') {
+                                len -= k + 1;
+                                name += k + 1;
+                                break;
+                        }
+                for (size_t i = 0; i < s->n_targets; i++) {
+                        const char *base = strrchr(s->targets[i].path, '/');
+                        base = base ? base + 1 : s->targets[i].path;
+                        if (strlen(base) == len && memcmp(base, name, len) == 0)
+                                return (ssize_t) i;
+                }
+        }
+        return -1;
+}
+
 /* Appends to FDS/TGT (up to FDS_PER_PROC_MAX) the fds listed in the /proc
- * directory PATH whose open file is one of the targets. */
-static int fd_dir_scan(const struct sweep *s, int procfd, const char *path, int *fds, size_t *tgt, size_t *n) {
+ * directory PATH whose open file is one of the targets; notes in P an
+ * io_uring holding a target. */
+static int fd_dir_scan(const struct sweep *s, int procfd, const char *path, struct proc *p, int *fds, size_t *tgt,
+                       size_t *n) {
         struct dirent *de;
         DIR *d;
         int fd;
@@ -183,6 +226,21 @@ static int fd_dir_scan(const struct sweep *s, int procfd, const char *path, int 
                 if (fstatat(dirfd(d), de->d_name, &st, 0) < 0)
                         continue;
                 t = target_match(s, &st);
+                if (t < 0 && (st.st_mode & S_IFMT) == 0 && p->uring_fd < 0) {
+                        /* anonymous inodes have no file type: is it an io_uring? */
+                        char link[32];
+                        ssize_t l = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
+                        if (l > 0) {
+                                link[l] = '\0';
+                                if (strcmp(link, "anon_inode:[io_uring]") == 0) {
+                                        ssize_t u = uring_match(s, procfd, p->pid, de->d_name);
+                                        if (u >= 0) {
+                                                p->uring_fd = (int) num;
+                                                p->uring_tgt = (size_t) u;
+                                        }
+                                }
+                        }
+                }
                 if (t < 0)
                         continue;
                 fds[*n] = (int) num;
@@ -212,8 +270,9 @@ static int proc_scan_fds(const struct sweep *s, int procfd, struct proc *p) {
 
         p->n_fds = 0;
         p->hidden_tid = 0;
+        p->uring_fd = -1;
         (void) snprintf(path, sizeof path, "%d/fd", (int) p->pid);
-        r = fd_dir_scan(s, procfd, path, p->fds, p->tgt, &p->n_fds);
+        r = fd_dir_scan(s, procfd, path, p, p->fds, p->tgt, &p->n_fds);
         if (r < 0)
                 return r;
         (void) snprintf(path, sizeof path, "%d/task", (int) p->pid);
@@ -231,8 +290,12 @@ static int proc_scan_fds(const struct sweep *s, int procfd, struct proc *p) {
                 uint64_t tid;
                 if (xdev_parse_uint(de->d_name, INT32_MAX, &tid) < 0 || (pid_t) tid == p->pid)
                         continue;
+                /* Threads that share the leader's table (nearly all) were
+                 * seen already: scanning each again costs threads x fds. */
+                if (syscall(SYS_kcmp, p->pid, (pid_t) tid, KCMP_FILES, 0, 0) == 0)
+                        continue;
                 (void) snprintf(path, sizeof path, "%d/task/%d/fd", (int) p->pid, (int) tid);
-                if (fd_dir_scan(s, procfd, path, tfds, ttgt, &tn) < 0)
+                if (fd_dir_scan(s, procfd, path, p, tfds, ttgt, &tn) < 0)
                         continue;
                 for (size_t i = 0; i < tn; i++)
                         if (!proc_has_fd(p, tfds[i], ttgt[i])) {
@@ -247,11 +310,12 @@ static int proc_scan_fds(const struct sweep *s, int procfd, struct proc *p) {
 
 static bool proc_is_exempt(const struct sweep *s, const struct proc *p) {
         const struct xdev_linger_opts *o = s->opts;
+        if (o->has_only) /* a setuid-root program of the user's is not exempt */
+                return o->only_uid == 0 || !proc_has_uid(p, o->only_uid) ||
+                       (o->has_keep && o->keep_uid == o->only_uid);
         if (p->ruid == 0 || p->euid == 0)
                 return true;
         if (o->has_keep && (p->ruid == o->keep_uid || p->euid == o->keep_uid))
-                return true;
-        if (o->has_only && p->ruid != o->only_uid && p->euid != o->only_uid)
                 return true;
         return false;
 }
@@ -358,13 +422,11 @@ static int fd_revoke_input(int copy) {
 }
 
 /* DROP_MASTER through the copy when that file is master. 1 dropped, 0 was
- * not master, -errno. AUTH_MAGIC needs master: EACCES means it is not. */
+ * not master, -errno. */
 static int fd_drop_master(int copy) {
-        struct xdev_drm_auth auth = { 0 };
-
-        if (ioctl(copy, XDEV_DRM_IOCTL_AUTH_MAGIC, &auth) < 0 && errno == EACCES)
+        if (!drmIsMaster(copy))
                 return 0;
-        if (ioctl(copy, XDEV_DRM_IOCTL_DROP_MASTER, 0) < 0)
+        if (drmDropMaster(copy) < 0)
                 return -errno;
         return 1;
 }
@@ -374,16 +436,32 @@ static int fd_drop_master(int copy) {
 static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
         const struct xdev_linger_opts *o = s->opts;
         const char *kill_node = NULL, *kill_why = NULL;
+        /* At a VT switch the user's X server lives on: "kill" and
+         * "kill-user" act as "revoke", and a DRM fd only loses master. */
+        enum xdev_linger policy = o->policy == XDEV_LINGER_WARN ? XDEV_LINGER_WARN
+                                  : o->in_session || o->policy == XDEV_LINGER_KILL_USER ? XDEV_LINGER_REVOKE
+                                  : o->policy;
 
         /* Separate opens are separate files, each to revoke: past the
          * limit some may be unseen, so the process goes. */
-        if (p->n_fds >= FDS_PER_PROC_MAX && o->policy != XDEV_LINGER_WARN) {
+        if (p->n_fds >= FDS_PER_PROC_MAX && policy != XDEV_LINGER_WARN) {
                 kill_node = s->targets[p->tgt[0]].path;
                 kill_why = "too many fds to revoke one by one";
         }
+        if (p->uring_fd >= 0) {
+                const char *node = s->targets[p->uring_tgt].path;
+                if (policy == XDEV_LINGER_WARN)
+                        xdev_log(s->log, LOG_WARNING,
+                                 "pid %d (\"%s\", uid %u) still holds \"%s\" in an io_uring (fd %d); lingering = warn, leaving it",
+                                 (int) p->pid, p->comm, (unsigned) p->ruid, node, p->uring_fd);
+                else {
+                        kill_node = node;
+                        kill_why = "held as an io_uring registered file, which cannot be revoked";
+                }
+        }
         if (p->hidden_tid != 0) {
                 const char *node = s->targets[p->hidden_tgt].path;
-                if (o->policy == XDEV_LINGER_WARN)
+                if (policy == XDEV_LINGER_WARN)
                         xdev_log(s->log, LOG_WARNING,
                                  "thread %d of pid %d (\"%s\", uid %u) still holds \"%s\" in its own fd table; lingering = warn, leaving it",
                                  (int) p->hidden_tid, (int) p->pid, p->comm, (unsigned) p->ruid, node);
@@ -396,13 +474,13 @@ static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
                 const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
                 bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
 
-                if (o->policy == XDEV_LINGER_WARN) {
+                if (policy == XDEV_LINGER_WARN) {
                         xdev_log(s->log, LOG_WARNING,
                                  "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); lingering = warn, leaving it",
                                  (int) p->pid, p->comm, (unsigned) p->ruid, t->path, p->fds[i]);
                         continue;
                 }
-                if (o->policy == XDEV_LINGER_KILL) {
+                if (policy == XDEV_LINGER_KILL) {
                         kill_node = t->path;
                         kill_why = "lingering = kill";
                         break;
@@ -453,13 +531,18 @@ static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
                                          (int) p->pid, p->comm, t->path, strerror(-r));
                                 s->counts->failed++;
                         }
-                        /* A former master takes master back when none is held. */
-                        kill_node = t->path;
-                        kill_why = "DRM primary node";
+                        /* A former master takes master back when none is held:
+                         * at a logout it goes. At a VT switch its X server
+                         * stays (it dropped master itself, or was just made
+                         * to) and takes master again when its VT returns. */
+                        if (!o->in_session) {
+                                kill_node = t->path;
+                                kill_why = "DRM primary node";
+                        }
                 }
                 (void) close(copy);
         }
-        if (o->policy == XDEV_LINGER_WARN || !kill_node) {
+        if (policy == XDEV_LINGER_WARN || !kill_node) {
                 if (s->pass == 0)
                         s->counts->left++;
                 (void) close(pidfd);
@@ -502,6 +585,13 @@ static void proc_report(struct sweep *s, int pidfd, const struct proc *p) {
                         fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u fd %-4d %s%s\n", (int) p->pid, p->comm,
                                 (unsigned) p->ruid, p->fds[i], t->path, revoked ? " (revoked)" : "");
         }
+        if (p->uring_fd >= 0) {
+                if (s->opts->report_json)
+                        report_json(s, p, s->targets[p->uring_tgt].path, p->uring_fd, 0, false);
+                else
+                        fprintf(s->opts->report, "  pid %-7d %-16s uid %-6u fd %-4d %s (io_uring registered file)\n",
+                                (int) p->pid, p->comm, (unsigned) p->ruid, p->uring_fd, s->targets[p->uring_tgt].path);
+        }
         if (p->hidden_tid == 0)
                 return;
         if (s->opts->report_json)
@@ -513,6 +603,8 @@ static void proc_report(struct sweep *s, int pidfd, const struct proc *p) {
 
 /* One pass over /proc. Returns the number of holders acted on or -errno. */
 static int sweep_pass(struct sweep *s) {
+        bool end_user = s->opts->policy == XDEV_LINGER_KILL_USER && s->opts->has_only && !s->opts->in_session &&
+                        !s->opts->report_only;
         struct dirent *de;
         int procfd, n = 0;
         DIR *d;
@@ -533,17 +625,37 @@ static int sweep_pass(struct sweep *s) {
                 if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0 || num == 0)
                         continue;
                 p.pid = (pid_t) num;
-                if (p.pid == getpid() || proc_uids(procfd, p.pid, &p.ruid, &p.euid) < 0 || proc_is_exempt(s, &p))
+                if (p.pid == getpid() || proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p))
                         continue;
-                if (proc_scan_fds(s, procfd, &p) < 0 || (p.n_fds == 0 && p.hidden_tid == 0))
+                if (end_user) {
+                        /* the strong guarantee: no process of the user is left
+                         * to hold anything, in flight or in a ring */
+                        struct xdev_proc_stat st;
+                        pidfd = pidfd_open(p.pid);
+                        if (pidfd < 0)
+                                continue;
+                        /* a zombie holds nothing and cannot be ended again */
+                        if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p) || xdev_proc_stat(p.pid, &st) < 0 ||
+                            st.state == 'Z' || pidfd_signal(pidfd, 0) < 0) {
+                                (void) close(pidfd);
+                                continue;
+                        }
+                        proc_comm(procfd, p.pid, p.comm, sizeof p.comm);
+                        if (s->pass == 0)
+                                s->counts->holders++;
+                        n++;
+                        victim_add(s, pidfd, &p, s->targets[0].path, "lingering = kill-user, the user logged out");
+                        continue;
+                }
+                if (proc_scan_fds(s, procfd, &p) < 0 || (p.n_fds == 0 && p.hidden_tid == 0 && p.uring_fd < 0))
                         continue;
                 /* Found one: pin it, then check again what the pidfd now
                  * names, and that it still lives after the check. */
                 pidfd = pidfd_open(p.pid);
                 if (pidfd < 0)
                         continue;
-                if (proc_uids(procfd, p.pid, &p.ruid, &p.euid) < 0 || proc_is_exempt(s, &p) ||
-                    proc_scan_fds(s, procfd, &p) < 0 || (p.n_fds == 0 && p.hidden_tid == 0) ||
+                if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p) ||
+                    proc_scan_fds(s, procfd, &p) < 0 || (p.n_fds == 0 && p.hidden_tid == 0 && p.uring_fd < 0) ||
                     pidfd_signal(pidfd, 0) < 0) {
                         (void) close(pidfd);
                         continue;
@@ -626,34 +738,64 @@ int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state
 
 int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state, const struct xdev_config *config,
                       const struct xdev_log *log) {
-        struct xdev_linger_opts opts = {
-                .policy = config->lingering,
-                .grace_ms = config->linger_grace_ms,
-                .has_keep = state->has_holder,
-                .keep_uid = state->holder,
-        };
-        struct xdev_linger_counts c;
+        struct xdev_linger_counts total = { 0 };
         size_t n = 0;
-        int r;
+        int r = 0;
 
         for (size_t i = 0; i < set->n; i++) {
                 ssize_t idx = xdev_state_find_node(state, set->items[i].path);
                 if (idx >= 0 && state->nodes[idx].granted && state->nodes[idx].grantee == set->grantee[i] &&
                     state->nodes[idx].rdev == set->items[i].rdev)
                         continue;
-                set->items[n++] = set->items[i];
+                set->items[n] = set->items[i];
+                set->grantee[n++] = set->grantee[i];
         }
-        r = xdev_linger_sweep(set->items, n, &opts, log, &c);
+        /* One sweep per uid that lost a grant (nearly always one), over the
+         * nodes it lost, acting on that uid's processes alone. */
+        while (n > 0 && r >= 0) {
+                uid_t uid = set->grantee[0];
+                struct xdev_linger_opts opts = {
+                        .policy = config->lingering,
+                        .grace_ms = config->linger_grace_ms,
+                        .has_keep = state->has_holder,
+                        .keep_uid = state->holder,
+                        .has_only = true,
+                        .only_uid = uid,
+                        .in_session = xdev_state_uid_has_session(state, uid),
+                };
+                struct xdev_linger_counts c;
+                size_t m = 0, rest = 0;
+
+                for (size_t i = 0; i < n; i++)
+                        if (set->grantee[i] == uid) {
+                                struct xdev_linger_target tmp = set->items[i];
+                                set->items[i] = set->items[m];
+                                set->grantee[i] = set->grantee[m];
+                                set->items[m] = tmp;
+                                set->grantee[m++] = uid;
+                        }
+                r = xdev_linger_sweep(set->items, m, &opts, log, &c);
+                total.holders += c.holders;
+                total.revoked += c.revoked;
+                total.demoted += c.demoted;
+                total.terminated += c.terminated;
+                total.left += c.left;
+                for (size_t i = m; i < n; i++) {
+                        set->items[rest] = set->items[i];
+                        set->grantee[rest++] = set->grantee[i];
+                }
+                n = rest;
+        }
         xdev_linger_set_free(set);
         if (r < 0) {
                 xdev_log(log, LOG_ERR, "cannot look for processes still holding the devices: %s", strerror(-r));
                 return r;
         }
-        if (c.holders > 0)
+        if (total.holders > 0)
                 xdev_log(log, LOG_NOTICE,
                          "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
-                         c.holders, c.revoked, c.demoted, c.terminated, c.left);
-        return (int) c.holders;
+                         total.holders, total.revoked, total.demoted, total.terminated, total.left);
+        return (int) total.holders;
 }
 
 static int targets_add(struct xdev_linger_target **v, size_t *n, dev_t rdev, enum xdev_class class,
@@ -706,74 +848,4 @@ int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_co
         *ret = v;
         *ret_n = n;
         return 0;
-}
-
-/* Lingering holders of every shared node: everyone but root and the holder. */
-static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, struct xdev_linger_counts *c) {
-        struct xdev_store store = { -1, -1 };
-        struct xdev_state state = { 0 };
-        struct xdev_linger_target *targets = NULL;
-        size_t n = 0;
-        unsigned line;
-        int r;
-
-        r = xdev_store_open(&store, ctx->statedir);
-        if (r < 0)
-                return r;
-        r = xdev_store_load(&store, &state, &line);
-        if (r < 0)
-                goto out;
-        opts->has_keep = state.has_holder;
-        opts->keep_uid = state.holder;
-        if (opts->has_only && opts->has_keep && opts->only_uid == opts->keep_uid) {
-                xdev_log(&ctx->log, LOG_NOTICE, "uid %u holds the shared devices now; nothing to revoke",
-                         (unsigned) opts->only_uid);
-                *c = (struct xdev_linger_counts) { 0 };
-                r = 0;
-                goto out;
-        }
-        r = xdev_linger_targets_all(&state, &ctx->config, &ctx->log, &targets, &n);
-        if (r < 0)
-                goto out;
-        r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);
-out:
-        free(targets);
-        xdev_state_free(&state);
-        xdev_store_close(&store);
-        return r;
-}
-
-int xdev_linger_status(struct xdev_ctx *ctx, FILE *out, bool json) {
-        struct xdev_linger_opts opts = { .report_only = true, .report = out, .report_json = json };
-        struct xdev_linger_counts c = { 0 };
-        int r;
-
-        fputs(json ? "[" : "lingering holders:\n", out);
-        r = linger_locked(ctx, &opts, &c);
-        if (r < 0)
-                return r;
-        if (json)
-                fputs("]", out);
-        else if (c.holders == 0)
-                fputs("  none\n", out);
-        return ferror(out) ? -EIO : 0;
-}
-
-int xdev_linger_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
-        struct xdev_linger_opts opts = {
-                .policy = ctx->config.lingering,
-                .grace_ms = ctx->config.linger_grace_ms,
-                .has_only = !all,
-                .only_uid = uid,
-        };
-        struct xdev_linger_counts c = { 0 };
-        int r;
-
-        r = linger_locked(ctx, &opts, &c);
-        if (r < 0)
-                return r;
-        xdev_log(&ctx->log, LOG_NOTICE,
-                 "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
-                 c.holders, c.revoked, c.demoted, c.terminated, c.left);
-        return (int) c.holders;
 }

@@ -33,8 +33,12 @@ struct xdev_linger_opts {
         FILE *report;
         bool has_keep;          /* processes of KEEP_UID hold legitimately */
         uid_t keep_uid;
-        bool has_only;          /* act on processes of ONLY_UID alone */
+        bool has_only;          /* act on processes one of whose real, effective,
+                                 * saved or fs uids is ONLY_UID, and on no other */
         uid_t only_uid;
+        bool in_session;        /* ONLY_UID still has a session (a VT switch,
+                                 * not a logout): revoke input, drop DRM master,
+                                 * but leave the rest of its X server alone */
 };
 
 struct xdev_linger_counts {
@@ -46,9 +50,11 @@ struct xdev_linger_counts {
         unsigned failed;        /* actions that failed */
 };
 
-/* Finds every process (not root, not KEEP_UID) with an fd whose target is a
+/* Finds every process (not root, not KEEP_UID; with HAS_ONLY, of ONLY_UID
+ * alone) with an fd, or an io_uring registered file, whose target is a
  * character device of one of TARGETS (rdev and class major) and applies
- * OPTS->policy to it. Remove the grants first: a revoked process may reopen
+ * OPTS->policy to it; with XDEV_LINGER_KILL_USER at a logout, every process
+ * of ONLY_UID ends. Remove the grants first: a revoked process may reopen
  * a node it still has access to. Bounded by OPTS->grace_ms plus one second.
  * Returns 0 (counts in *RET) or -errno when /proc cannot be read. */
 int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n, const struct xdev_linger_opts *opts,
@@ -65,7 +71,8 @@ struct xdev_linger_set {
 /* Notes every granted shared node of STATE. */
 int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state);
 /* Sweeps the noted nodes that STATE no longer grants to the same uid, with
- * the policy of CONFIG; the holder of STATE is kept. Frees SET. */
+ * the policy of CONFIG, acting only on processes of each uid that lost a
+ * grant (never the holder of STATE). Frees SET. */
 int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state, const struct xdev_config *config,
                       const struct xdev_log *log);
 void xdev_linger_set_free(struct xdev_linger_set *set);
@@ -73,14 +80,3 @@ void xdev_linger_set_free(struct xdev_linger_set *set);
 /* Every recorded or enumerable shared node, for status and revoke. */
 int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_config *config,
                             const struct xdev_log *log, struct xdev_linger_target **ret, size_t *ret_n);
-
-struct xdev_ctx;
-
-/* xdevices status: lists lingering holders of every shared node (processes
- * neither root's nor the holder's) on OUT, under the state lock. */
-int xdev_linger_status(struct xdev_ctx *ctx, FILE *out, bool json);
-
-/* xdevices revoke: applies the configured policy to the lingering holders
- * of uid UID, or of everyone but root and the holder with ALL. Returns the
- * number of holders found or -errno. */
-int xdev_linger_revoke(struct xdev_ctx *ctx, bool all, uid_t uid);

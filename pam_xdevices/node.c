@@ -92,7 +92,7 @@ int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_clas
                 goto fail;
         }
         r = -ENOTTY;
-        if (!S_ISCHR(st.st_mode) || st.st_nlink != 1)
+        if (!S_ISCHR(st.st_mode))
                 goto fail;
         if (major(st.st_rdev) != xdev_class_major(class))
                 goto fail;
@@ -244,7 +244,9 @@ fail:
         return r;
 }
 
-/* Opens the recorded node and checks it is still the same one. */
+/* Opens the recorded node and checks it is still the same one: fs, inode and
+ * rdev, whatever its link count (a hard link made meanwhile must not make
+ * us forget a node we changed). */
 static int open_recorded(struct xdev_dircache *cache, const struct xdev_node *n, int *ret_fd,
                          struct stat *ret_st) {
         int r = xdev_node_open(cache, n->path, n->class, ret_fd, ret_st);
@@ -286,6 +288,62 @@ static int apply_target(int fd, const struct stat *st, uid_t uid, gid_t gid, acl
         return 0;
 }
 
+/* An ACL grant changes the ACL alone: owner, group and the base entries stay
+ * what they are now (login may have chowned its VT since we recorded it);
+ * the named entries become the recorded ones plus the grantee's. */
+static int grant_acl_only(int fd, const struct xdev_node *n) {
+        acl_t cur = NULL, orig = NULL, want = NULL;
+        acl_entry_t e, ne;
+        char p[32];
+        int r;
+
+        fd_path(fd, p);
+        cur = acl_get_file(p, ACL_TYPE_ACCESS);
+        orig = acl_from_text(n->acl);
+        want = acl_init(8);
+        if (!cur || !orig || !want) {
+                r = !orig ? -EBADMSG : -errno;
+                goto out;
+        }
+        for (int id = ACL_FIRST_ENTRY; acl_get_entry(cur, id, &e) == 1; id = ACL_NEXT_ENTRY) {
+                acl_tag_t tag;
+                if (acl_get_tag_type(e, &tag) < 0)
+                        goto fail;
+                if (tag != ACL_USER_OBJ && tag != ACL_GROUP_OBJ && tag != ACL_OTHER)
+                        continue;
+                if (acl_create_entry(&want, &ne) < 0 || acl_copy_entry(ne, e) < 0)
+                        goto fail;
+        }
+        for (int id = ACL_FIRST_ENTRY; acl_get_entry(orig, id, &e) == 1; id = ACL_NEXT_ENTRY) {
+                acl_tag_t tag;
+                if (acl_get_tag_type(e, &tag) < 0)
+                        goto fail;
+                if (tag != ACL_USER && tag != ACL_GROUP)
+                        continue;
+                if (acl_create_entry(&want, &ne) < 0 || acl_copy_entry(ne, e) < 0)
+                        goto fail;
+        }
+        r = acl_add_user(&want, n->grantee, n->perm);
+        if (r < 0)
+                goto out;
+        if (acl_cmp(cur, want) != 0) {
+                r = xdev_fault_point("acl-set");
+                if (r < 0)
+                        goto out;
+                if (acl_set_file(p, ACL_TYPE_ACCESS, want) < 0)
+                        goto fail;
+        }
+        r = 0;
+        goto out;
+fail:
+        r = -errno;
+out:
+        (void) acl_free(cur);
+        (void) acl_free(orig);
+        (void) acl_free(want);
+        return r;
+}
+
 int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
         struct stat st;
         acl_t acl = NULL;
@@ -296,11 +354,17 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
         r = open_recorded(cache, n, &fd, &st);
         if (r < 0)
                 return r;
-        r = target_of(n, &acl, &mode, &uid);
-        if (r < 0)
-                goto out;
         xdev_fault_point("node-converge");
-        r = apply_target(fd, &st, uid, n->gid, acl, mode);
+        if (n->granted && st.st_nlink != 1)
+                r = -EMLINK; /* a grant would reach the other name too */
+        else if (n->granted && n->gmode == XDEV_GRANT_ACL && n->acl)
+                r = grant_acl_only(fd, n);
+        else {
+                r = target_of(n, &acl, &mode, &uid);
+                if (r < 0)
+                        goto out;
+                r = apply_target(fd, &st, uid, n->gid, acl, mode);
+        }
         if (r < 0 && n->granted) {
                 /* Better safe than sorry: a half-granted node goes back. */
                 struct xdev_node orig = *n;

@@ -4,8 +4,9 @@
  *
  * Rules this file keeps:
  *  1. Every PAM item and the environment are hostile: a login counts only
- *     when PAM_TTY is exactly ttyN/dev/ttyN (1..63), that VT is the caller's
- *     controlling tty, PAM_RHOST is empty and PAM_RUSER is empty or the user.
+ *     when PAM_TTY is exactly ttyN/dev/ttyN (1..63), the caller leads the
+ *     session whose controlling tty that VT is, and PAM_RHOST and PAM_RUSER
+ *     are empty (su and sudo, even to oneself, never count).
  *  2. Anything that does not count returns PAM_IGNORE and touches nothing.
  *  3. XDG_VTNR/XDG_SEAT are set from the validated VT only, overriding any
  *     value an earlier module or the user planted. */
@@ -73,7 +74,7 @@ static const char *item(pam_handle_t *pamh, int type) {
         return v;
 }
 
-/* DESIGN §3.3. Returns the VT, or 0 when this login does not count (the
+/* doc/DESIGN.md §3.3. Returns the VT, or 0 when this login does not count (the
  * reason is logged at debug level, or as an error for forged items). */
 static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *user) {
         const char *tty = item(pamh, PAM_TTY);
@@ -87,7 +88,7 @@ static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *
                 return 0;
         }
         if (!xdev_login_items_are_local(user, ruser, rhost)) {
-                xdev_debug(&ctx->log, "not a local login (PAM_RHOST or PAM_RUSER set), ignoring");
+                xdev_debug(&ctx->log, "not a console login (PAM_RHOST or PAM_RUSER set), ignoring");
                 return 0;
         }
         vt = xdev_tty_parse(tty);
@@ -100,6 +101,11 @@ static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *
                 pam_syslog(pamh, LOG_WARNING, "PAM_TTY names tty%d but it is not this process's controlling tty, ignoring", vt);
                 return 0;
         }
+        r = xdev_tty_leads_session((unsigned) vt);
+        if (r <= 0) {
+                xdev_debug(&ctx->log, "this process does not lead the session of tty%d (a session inside a session), ignoring", vt);
+                return 0;
+        }
         return vt;
 }
 
@@ -107,6 +113,7 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         struct xdev_ctx ctx;
         struct xdev_login login = { 0 };
         const char *user = NULL, *service;
+        struct xdev_proc_stat pst;
         struct passwd *pw;
         char env[32];
         int vt, r, ret = PAM_IGNORE;
@@ -146,10 +153,11 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         login.service = service ? service : "unknown";
         login.vt = (unsigned) vt;
         login.pid = getpid();
-        if (xdev_proc_stat(login.pid, &login.start, NULL) < 0) {
+        if (xdev_proc_stat(login.pid, &pst) < 0) {
                 pam_syslog(pamh, LOG_ERR, "cannot read /proc/self/stat, ignoring");
                 goto out;
         }
+        login.start = pst.start;
         r = xdev_session_open(&ctx, &login);
         if (r < 0) {
                 pam_syslog(pamh, LOG_ERR, "granting devices to \"%s\" on tty%d failed: %s", user, vt, strerror(-r));
@@ -171,7 +179,7 @@ out:
 
 XDEV_EXPORT int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct xdev_ctx ctx;
-        uint64_t start;
+        struct xdev_proc_stat pst;
         int r, ret = PAM_IGNORE;
 
         const void *opened = NULL;
@@ -182,9 +190,9 @@ XDEV_EXPORT int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, co
                 return PAM_IGNORE;
         /* A broken config still lets us restore: the ledger holds everything. */
         (void) setup(pamh, argc, argv, &ctx);
-        if (xdev_proc_stat(getpid(), &start, NULL) < 0)
+        if (xdev_proc_stat(getpid(), &pst) < 0)
                 goto out;
-        r = xdev_session_close(&ctx, getpid(), start);
+        r = xdev_session_close(&ctx, getpid(), pst.start);
         if (r == -ENOENT) {
                 xdev_debug(&ctx.log, "no session of ours in this process, ignoring");
                 goto out;

@@ -163,12 +163,12 @@ void xdev_state_remove_node(struct xdev_state *state, size_t index) {
 }
 
 void xdev_state_elect(struct xdev_state *state, int active_vt) {
-        if (state->has_holder && xdev_state_uid_has_session(state, state->holder))
+        if (!state->follow && state->has_holder && xdev_state_uid_has_session(state, state->holder))
                 return;
         state->has_holder = false;
         if (active_vt <= 0)
                 return;
-        for (size_t i = 0; i < state->n_sessions; i++)
+        for (size_t i = state->n_sessions; i-- > 0;)
                 if (state->sessions[i].vt == (unsigned) active_vt) {
                         state->has_holder = true;
                         state->holder = state->sessions[i].uid;
@@ -273,6 +273,19 @@ static int parse_session(char *line, struct xdev_session *s) {
                 return -EINVAL;
         since = (int64_t) v;
         s->since = since;
+        return line ? -EINVAL : 0;
+}
+
+static int parse_follow(char *line, struct xdev_state *state) {
+        uint64_t v;
+
+        if (parse_u64(take(&line, "pid"), INT32_MAX, &v) < 0 || v < 1)
+                return -EINVAL;
+        state->follow_pid = (pid_t) v;
+        if (parse_u64(take(&line, "start"), UINT64_MAX, &v) < 0)
+                return -EINVAL;
+        state->follow_start = v;
+        state->follow = true;
         return line ? -EINVAL : 0;
 }
 
@@ -393,6 +406,9 @@ int xdev_state_parse(struct xdev_state *state, const char *buf, size_t len, unsi
                                 goto fail;
                         tmp.has_holder = true;
                         tmp.holder = (uid_t) v;
+                } else if (strncmp(line, "follow ", 7) == 0) {
+                        if (lineno != 3 || !seen_holder || parse_follow(line + 7, &tmp) < 0)
+                                goto fail;
                 } else if (strncmp(line, "session ", 8) == 0) {
                         struct xdev_session s;
                         if (!seen_holder || tmp.n_nodes > 0 || parse_session(line + 8, &s) < 0)
@@ -436,6 +452,9 @@ int xdev_state_format(const struct xdev_state *state, FILE *f) {
                 fprintf(f, "holder %u\n", (unsigned) state->holder);
         else
                 fprintf(f, "holder -\n");
+        if (state->follow)
+                fprintf(f, "follow pid=%d start=%llu\n", (int) state->follow_pid,
+                        (unsigned long long) state->follow_start);
         for (size_t i = 0; i < state->n_sessions; i++) {
                 const struct xdev_session *s = &state->sessions[i];
                 fprintf(f, "session uid=%u user=%s service=%s vt=%u pid=%d start=%llu since=%lld\n",

@@ -50,6 +50,11 @@ struct xdev_node {
 struct xdev_state {
         bool has_holder;
         uid_t holder;
+        /* Set while xdevicesd runs (and kept if it dies without stopping):
+         * the shared devices follow the VT in front. */
+        bool follow;
+        pid_t follow_pid;       /* the daemon, for status only */
+        uint64_t follow_start;
         struct xdev_session *sessions;
         size_t n_sessions;
         struct xdev_node *nodes;
@@ -79,8 +84,11 @@ int xdev_state_add_node(struct xdev_state *state, const struct xdev_node *n);
 ssize_t xdev_state_find_node(const struct xdev_state *state, const char *path);
 void xdev_state_remove_node(struct xdev_state *state, size_t index);
 
-/* DESIGN §3.4: keeps the holder while it has a live session; otherwise the
- * owner of the session on ACTIVE_VT becomes holder, else nobody. */
+/* Who holds the shared devices (doc/DESIGN.md §3.4); the
+ * sessions in STATE must all be live (reaped before). With STATE->follow:
+ * the owner of the latest session on ACTIVE_VT, else nobody. Without: the
+ * holder keeps them while it has a session; else the owner of the latest
+ * session on ACTIVE_VT, else nobody. */
 void xdev_state_elect(struct xdev_state *state, int active_vt);
 
 /* The locked state directory: created 0700 root if missing, refused when it

@@ -26,13 +26,68 @@ int xdev_tty_parse(const char *pam_tty) {
 }
 
 int xdev_tty_is_controlling(unsigned vt) {
-        dev_t tty_nr;
+        struct xdev_proc_stat st;
         int r;
 
-        r = xdev_proc_stat(getpid(), NULL, &tty_nr);
+        r = xdev_proc_stat(getpid(), &st);
         if (r < 0)
                 return r;
-        return tty_nr == makedev(4, vt);
+        return st.tty_nr == makedev(4, vt);
+}
+
+int xdev_tty_leads_session(unsigned vt) {
+        struct xdev_proc_stat st;
+        int r;
+
+        r = xdev_proc_stat(getpid(), &st);
+        if (r < 0)
+                return r;
+        return st.tty_nr == makedev(4, vt) && st.session == getpid();
+}
+
+/* A direct child of PID that leads a session whose controlling tty is VT. */
+static bool child_leads_vt(pid_t pid, unsigned vt) {
+        char path[64], buf[512], *save = NULL;
+        ssize_t n;
+        int fd;
+
+        (void) snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int) pid, (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return false;
+        n = read(fd, buf, sizeof buf - 1);
+        (void) close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        for (char *tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+                struct xdev_proc_stat st;
+                uint64_t child;
+                if (xdev_parse_uint(tok, INT32_MAX, &child) < 0 || xdev_proc_stat((pid_t) child, &st) < 0)
+                        continue;
+                if (st.session == (pid_t) child && st.tty_nr == makedev(4, vt) && st.state != 'Z')
+                        return true;
+        }
+        return false;
+}
+
+bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt) {
+        struct xdev_proc_stat st;
+
+        if (xdev_proc_stat(pid, &st) < 0 || st.start != start)
+                return false;
+        /* A zombie is gone for our purposes, and a leader whose VT was hung
+         * up (a new getty there) lost it as its controlling tty. */
+        if (st.state == 'Z' || st.state == 'X' || st.state == 'x')
+                return false;
+        if (st.tty_nr == makedev(4, vt))
+                return true;
+        if (st.tty_nr != 0)
+                return false;
+        /* util-linux login gives up the tty in the parent that waits (and
+         * closes the PAM session) after it forked the session's child, which
+         * takes the VT as the controlling tty of a session of its own. */
+        return child_leads_vt(pid, vt);
 }
 
 int xdev_vt_active(void) {
@@ -56,7 +111,9 @@ int xdev_vt_active(void) {
 bool xdev_login_items_are_local(const char *user, const char *ruser, const char *rhost) {
         if (rhost && rhost[0] != '\0')
                 return false;
-        if (ruser && ruser[0] != '\0' && (!user || strcmp(ruser, user) != 0))
+        /* su and sudo set PAM_RUSER to the caller, even for "su" to oneself:
+         * such a session runs inside another and never counts. */
+        if (ruser && ruser[0] != '\0')
                 return false;
-        return true;
+        return user && user[0] != '\0';
 }

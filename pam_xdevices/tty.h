@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define XDEV_VT_MAX 63
@@ -14,9 +15,19 @@ int xdev_tty_parse(const char *pam_tty);
 /* 1 when the calling process's controlling tty is VT N (char 4:N). */
 int xdev_tty_is_controlling(unsigned vt);
 
+/* 1 when the calling process leads its session and that session's
+ * controlling tty is VT N: what getty and login are; su, sudo and anything
+ * started from a shell are not. */
+int xdev_tty_leads_session(unsigned vt);
+
+/* A recorded session's leader still counts: the same process (pid and start
+ * time), not a zombie, and VT N still its controlling tty, or (util-linux
+ * login) no controlling tty and a child leading the session of VT N. */
+bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt);
+
 /* The VT in the foreground (from /sys/class/tty/tty0/active), or -errno. */
 int xdev_vt_active(void);
 
-/* The login decision of DESIGN §3.3 on PAM items alone (no syscalls):
- * RHOST empty, RUSER empty or equal to USER. */
+/* The login decision of doc/DESIGN.md §3.3 on PAM items alone (no
+ * syscalls): a user, RHOST empty and RUSER empty. */
 bool xdev_login_items_are_local(const char *user, const char *ruser, const char *rhost);

@@ -46,7 +46,7 @@ int xdev_parse_uint(const char *s, uint64_t max, uint64_t *ret) {
         return 0;
 }
 
-int xdev_proc_stat(pid_t pid, uint64_t *ret_starttime, dev_t *ret_tty_nr) {
+int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret) {
         char path[64], buf[1024];
         ssize_t n;
         int fd;
@@ -65,15 +65,19 @@ int xdev_proc_stat(pid_t pid, uint64_t *ret_starttime, dev_t *ret_tty_nr) {
 
         /* comm may hold spaces and ')': the fields start after the last ')'. */
         char *p = strrchr(buf, ')');
-        if (!p || p[1] != ' ')
+        if (!p || p[1] != ' ' || p[2] == '\0')
                 return -EIO;
         p += 2;
 
-        /* p is at field 3 (state); tty_nr is field 7, starttime field 22. */
-        unsigned long long tty_nr = 0, start = 0;
+        /* p is at field 3 (state); session is field 6, tty_nr field 7,
+         * starttime field 22. */
+        unsigned long long session = 0, tty_nr = 0, start = 0;
+        char state = *p;
         int field = 3;
         for (char *tok = p; tok && *tok; field++) {
                 char *end = strchr(tok, ' ');
+                if (field == 6)
+                        session = strtoull(tok, NULL, 10);
                 if (field == 7)
                         tty_nr = strtoull(tok, NULL, 10);
                 if (field == 22) {
@@ -84,23 +88,24 @@ int xdev_proc_stat(pid_t pid, uint64_t *ret_starttime, dev_t *ret_tty_nr) {
         }
         if (field != 22)
                 return -EIO;
-        if (ret_starttime)
-                *ret_starttime = start;
-        if (ret_tty_nr) {
-                /* The kernel encodes tty_nr as new_encode_dev(). */
-                unsigned maj = (unsigned) ((tty_nr >> 8) & 0xfff);
-                unsigned min = (unsigned) ((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00));
-                *ret_tty_nr = makedev(maj, min);
-        }
+        /* The kernel encodes tty_nr as new_encode_dev(). */
+        unsigned maj = (unsigned) ((tty_nr >> 8) & 0xfff);
+        unsigned min = (unsigned) ((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00));
+        *ret = (struct xdev_proc_stat) {
+                .state = state,
+                .session = (pid_t) session,
+                .tty_nr = makedev(maj, min),
+                .start = start,
+        };
         return 0;
 }
 
 bool xdev_pid_is_alive(pid_t pid, uint64_t starttime) {
-        uint64_t now_start;
+        struct xdev_proc_stat st;
 
-        if (xdev_proc_stat(pid, &now_start, NULL) < 0)
+        if (xdev_proc_stat(pid, &st) < 0)
                 return false;
-        return now_start == starttime;
+        return st.start == starttime;
 }
 
 bool xdev_name_is_valid(const char *s, size_t max) {

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "core.h"
-#include "linger.h"
 
 enum {
         EXIT_OK = 0,
@@ -122,7 +121,7 @@ static int cmd_revoke(struct xdev_ctx *ctx, const char *who) {
                         return EXIT_REFUSED;
                 }
         }
-        r = xdev_linger_revoke(ctx, all, pw ? pw->pw_uid : 0);
+        r = xdev_revoke(ctx, all, pw ? pw->pw_uid : 0);
         if (r < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot revoke: %s", strerror(-r));
                 return EXIT_FAILED;

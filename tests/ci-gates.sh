@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# CI gates (issue 7): gcc and clang -Werror builds in their own build trees,
+# CI gates: gcc and clang -Werror builds in their own build trees,
 # cppcheck clean, no whitespace errors, make distcheck. Prints each gate's
 # time and ends with "N passed, N failed". Run from anywhere in the tree.
 # Debian: apt-get install gcc clang cppcheck (plus the build dependencies).
@@ -48,8 +48,8 @@ build_with() {
 cppcheck_clean() {
         cd "$top" && cppcheck --quiet --error-exitcode=1 --inline-suppr --std=c11 \
                 --enable=warning,portability,performance --suppress=missingIncludeSystem \
-                --suppress=unknownMacro -D__GNUC__ -DXDEV_FAULT_POINTS -I pam_xdevices -I tests \
-                pam_xdevices/*.c tests/*.c
+                --suppress=unknownMacro -D__GNUC__ -DXDEV_FAULT_POINTS -I pam_xdevices -I tests -I tests/fuzz \
+                pam_xdevices/*.c tests/*.c tests/fuzz/*.c
 }
 
 # Whitespace errors (trailing blanks, space before tab, blank lines at EOF)

@@ -405,16 +405,31 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
         const char *v;
         int r;
 
+        pid_t shell = 0;
+        int ttyfd = -1;
+
         (void) setsid();
         (void) snprintf(path, sizeof path, "/dev/tty%d", vt);
         if (!o->no_ctty) {
-                int fd = open(path, O_RDWR | O_NOFOLLOW);
+                int fd = ttyfd = open(path, O_RDWR | O_NOFOLLOW);
                 if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0) {
                         fprintf(stderr, "harness: cannot make %s the controlling tty: %s\n", path, strerror(errno));
                         _exit(98);
                 }
                 /* kept open: the last close of a tty clears it as the
                  * session's controlling tty */
+        }
+        if (o->not_leader) {
+                /* the leader waits for PAM's process like a shell for su */
+                pid_t pid = fork();
+                int status;
+                if (pid < 0)
+                        _exit(93);
+                if (pid > 0) {
+                        (void) close(in);
+                        (void) close(out);
+                        _exit(waitpid(pid, &status, 0) == pid && WIFEXITED(status) ? WEXITSTATUS(status) : 92);
+                }
         }
         (void) snprintf(tty, sizeof tty, "tty%d", vt);
         int fds_before = h_count_fds();
@@ -429,6 +444,41 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
         for (const char **e = o->env; e && *e; e++)
                 (void) pam_putenv(pamh, *e);
         r = pam_open_session(pamh, 0);
+        if (o->detach && ttyfd >= 0) {
+                /* util-linux login's fork_session(): the parent drops the
+                 * tty, the child leads a new session on it */
+                (void) signal(SIGHUP, SIG_IGN);
+                (void) ioctl(ttyfd, TIOCNOTTY);
+                (void) close(ttyfd);
+                fds_before--;
+                (void) setsid();
+                shell = fork();
+                if (shell == 0) {
+                        (void) setsid();
+                        int fd = open(path, O_RDWR | O_NOFOLLOW);
+                        if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
+                                _exit(91);
+                        for (;;)
+                                pause();
+                }
+                /* the child has the VT once it leads its session on it */
+                for (int tries = 0; shell > 0 && tries < 500; tries++) {
+                        char sp[64], sb[512];
+                        (void) snprintf(sp, sizeof sp, "/proc/%d/stat", (int) shell);
+                        int sfd = open(sp, O_RDONLY | O_CLOEXEC);
+                        ssize_t sn = sfd >= 0 ? read(sfd, sb, sizeof sb - 1) : -1;
+                        if (sfd >= 0)
+                                (void) close(sfd);
+                        if (sn > 0) {
+                                sb[sn] = '\0';
+                                char *q = strrchr(sb, ')');
+                                int ppid, pgrp, sid, ttynr = 0;
+                                if (q && sscanf(q + 2, "%*c %d %d %d %d", &ppid, &pgrp, &sid, &ttynr) == 4 && ttynr != 0)
+                                        break;
+                        }
+                        usleep(10000);
+                }
+        }
         v = pam_getenv(pamh, "XDG_VTNR");
         (void) snprintf(reply, sizeof reply, "%d %s %s", r, v ? v : "-",
                         pam_getenv(pamh, "XDG_SEAT") ? pam_getenv(pamh, "XDG_SEAT") : "-");
@@ -436,6 +486,19 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                 _exit(96);
         if (read(in, &cmd, 1) != 1)
                 _exit(95);
+        if (cmd == 'x')
+                _exit(0); /* gone without closing: for h_session_exit */
+        if (cmd == 'k' && shell > 0) {
+                (void) kill(shell, SIGKILL);
+                (void) waitpid(shell, NULL, 0);
+                shell = 0;
+                if (write(out, "k", 1) != 1 || read(in, &cmd, 1) != 1)
+                        _exit(95);
+        }
+        if (shell > 0) {
+                (void) kill(shell, SIGKILL);
+                (void) waitpid(shell, NULL, 0);
+        }
         r = r == PAM_SUCCESS ? pam_close_session(pamh, 0) : PAM_SUCCESS;
         pam_end(pamh, r);
         closelog(); /* pam_syslog's socket is libc's, not a leak of ours */
@@ -494,6 +557,43 @@ int h_session_close(struct h_session *s) {
         if (!WIFEXITED(status))
                 return -1;
         return WEXITSTATUS(status) == 0 ? PAM_SUCCESS : WEXITSTATUS(status) - 10;
+}
+
+void h_session_exit(struct h_session *s) {
+        char path[64], buf[512];
+
+        if (write(s->to_child, "x", 1) != 1)
+                die("write");
+        /* returns once the leader is a zombie, so callers see one */
+        (void) snprintf(path, sizeof path, "/proc/%d/stat", (int) s->pid);
+        for (int tries = 0; tries < 1000; tries++) {
+                int fd = open(path, O_RDONLY | O_CLOEXEC);
+                ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+                char *p;
+                if (fd >= 0)
+                        (void) close(fd);
+                if (n > 0) {
+                        buf[n] = '\0';
+                        p = strrchr(buf, ')');
+                        if (p && p[1] == ' ' && p[2] == 'Z')
+                                return;
+                }
+                usleep(10000);
+        }
+        die("session leader did not become a zombie");
+}
+
+void h_session_end_child(struct h_session *s) {
+        char c;
+        if (write(s->to_child, "k", 1) != 1 || read(s->from_child, &c, 1) != 1)
+                die("end child");
+}
+
+void h_session_reap(struct h_session *s) {
+        (void) waitpid(s->pid, NULL, 0);
+        (void) close(s->to_child);
+        (void) close(s->from_child);
+        free(s);
 }
 
 void h_session_kill(struct h_session *s) {

@@ -57,6 +57,11 @@ struct h_opts {
         const char *rhost;
         const char *ruser;
         bool no_ctty;          /* do not make the VT the controlling tty */
+        bool not_leader;       /* run PAM in a child of the session leader, as
+                                * su or sudo started from a shell would */
+        bool detach;           /* after open_session, as util-linux login: the
+                                * leader gives up the VT and a child takes it
+                                * as the tty of a session of its own */
         const char *service;   /* default H_SERVICE */
         const char **env;      /* NULL-terminated "K=V" put with pam_putenv before open */
 };
@@ -67,6 +72,13 @@ struct h_session *h_session_open(const char *user, int vt, const struct h_opts *
 int h_session_close(struct h_session *s);
 /* SIGKILLs the session's leader and reaps it. */
 void h_session_kill(struct h_session *s);
+/* The leader exits without closing its session and is not waited for: it
+ * stays a zombie until h_session_reap. */
+void h_session_exit(struct h_session *s);
+void h_session_reap(struct h_session *s);
+/* With h_opts.detach: ends the child that holds the VT (the user's shell
+ * exiting); the leader stays and waits for h_session_close. */
+void h_session_end_child(struct h_session *s);
 
 /* Runs the helper binary with ARGV (NULL-terminated) and ENV; returns its
  * exit status; its stderr goes to *RET_ERR (malloc'd) when not NULL. */

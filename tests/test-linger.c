@@ -21,6 +21,8 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/io_uring.h>
+#include <sys/syscall.h>
 #include <security/pam_appl.h>
 
 #include "harness.h"
@@ -122,6 +124,72 @@ static struct holder holder_start_hidden(const char *path, uid_t uid) {
 
 static struct holder holder_start(const char *path, uid_t uid, bool ignore_term) {
         return holder_start_n(path, uid, ignore_term, 1);
+}
+
+/* A holder with real, effective and saved uid R, E, S: E = S = 0 and R the
+ * user is a setuid-root program the user started. */
+static struct holder holder_start_ids(const char *path, uid_t r, uid_t e, uid_t sv) {
+        struct holder h = { 0 };
+        int p[2];
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        h.pid = fork();
+        ck_assert_int_ge(h.pid, 0);
+        if (h.pid == 0) {
+                if (path && open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                        _exit(10);
+                /* not check's handler, which signals the test's process
+                 * group: with euid 0 it would be allowed to */
+                (void) signal(SIGTERM, SIG_DFL);
+                if (setgroups(0, NULL) < 0 || setresuid(r, e, sv) < 0)
+                        _exit(11);
+                (void) write(p[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        ck_assert_msg(read(p[0], &c, 1) == 1, "holder %u/%u/%u did not start", (unsigned) r, (unsigned) e,
+                      (unsigned) sv);
+        (void) close(p[0]);
+        return h;
+}
+
+/* A process whose only reference to PATH is an io_uring registered file:
+ * nothing in PID/fd names it. Returns pid 0 when io_uring is unavailable. */
+static struct holder holder_start_uring(const char *path, uid_t uid) {
+        struct holder h = { 0 };
+        int p[2];
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        h.pid = fork();
+        ck_assert_int_ge(h.pid, 0);
+        if (h.pid == 0) {
+                struct io_uring_params params = { 0 };
+                int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
+                int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+                c = 'x';
+                if (ring >= 0 && fd >= 0 && syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) == 0) {
+                        (void) close(fd);
+                        c = 'r';
+                }
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        c = 'x';
+                (void) write(p[1], &c, 1);
+                if (c != 'r')
+                        _exit(12);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        (void) close(p[0]);
+        if (c != 'r') {
+                (void) waitpid(h.pid, NULL, 0);
+                h.pid = 0;
+        }
+        return h;
 }
 
 static bool holder_alive(struct holder *h) {
@@ -255,6 +323,62 @@ START_TEST(test_only_uid_limits_the_sweep) {
 }
 END_TEST
 
+/* After a handover only the uid that lost the grant is swept: a setuid-root
+ * program it started too, but no other user's process nor a daemon's. */
+START_TEST(test_only_uid_matches_every_uid_of_a_process) {
+        struct holder a = holder_start(vtpath, H_UID_ALICE, false);
+        struct holder asu = holder_start_ids(vtpath, H_UID_ALICE, 0, 0);
+        struct holder carol = holder_start(vtpath, H_UID_CAROL, false);
+        struct holder nobody = holder_start(vtpath, 65534, false);
+        struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
+        ck_assert_msg(c.holders == 2, "%u holders found, not 2:\n%s", c.holders, logbuf);
+        ck_assert_msg(!holder_alive(&a), "alice's holder survived");
+        ck_assert_msg(!holder_alive(&asu), "alice's setuid-root holder survived");
+        ck_assert_msg(holder_alive(&carol), "carol's process was hit by alice's sweep");
+        ck_assert_msg(holder_alive(&nobody), "a daemon of nobody was hit by alice's sweep");
+        holder_stop(&a);
+        holder_stop(&asu);
+        holder_stop(&carol);
+        holder_stop(&nobody);
+}
+END_TEST
+
+/* kill-user at a logout ends every process of the user, holder or not (fds
+ * in flight or in rings cannot hide there); at a VT switch it only revokes. */
+START_TEST(test_kill_user_ends_every_process_of_the_user) {
+        struct holder idle = holder_start(NULL, H_UID_ALICE, true);
+        struct holder carol = holder_start(NULL, H_UID_CAROL, false);
+        struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE, .in_session = true, .grace_ms = 200 };
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL_USER, &o);
+        ck_assert_uint_eq(c.holders, 0);
+        ck_assert_msg(holder_alive(&idle), "kill-user ended a process at a VT switch");
+        o.in_session = false;
+        c = sweep(XDEV_LINGER_KILL_USER, &o);
+        ck_assert_msg(c.terminated == 1, "%u processes ended, not 1:\n%s", c.terminated, logbuf);
+        ck_assert_msg(!holder_alive(&idle), "alice's process survived kill-user (it ignores SIGTERM: SIGKILL must follow)");
+        ck_assert_msg(holder_alive(&carol), "kill-user ended another user's process");
+        ck_assert_msg(strstr(logbuf, "lingering = kill-user"), "log: %s", logbuf);
+        holder_stop(&idle);
+        holder_stop(&carol);
+}
+END_TEST
+
+START_TEST(test_io_uring_registered_file_is_found) {
+        struct holder h = holder_start_uring(vtpath, H_UID_ALICE);
+        if (h.pid == 0) {
+                fprintf(stderr, "test-linger: io_uring is not available here; the qemu suite covers it\n");
+                return;
+        }
+        struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_REVOKE, &o);
+        ck_assert_uint_eq(c.holders, 1);
+        ck_assert_msg(!holder_alive(&h), "a process holding the node in an io_uring survived");
+        ck_assert_msg(strstr(logbuf, "io_uring"), "log: %s", logbuf);
+        holder_stop(&h);
+}
+END_TEST
+
 START_TEST(test_process_without_the_node_is_not_a_holder) {
         /* holds another VT, and a node of the same rdev but another class major is not possible:
          * a target of class DRM with the VT's rdev must not match either */
@@ -358,6 +482,25 @@ START_TEST(test_logout_kills_lingering_holder_with_kill) {
         ck_assert_msg(strstr(log, "lingering holders: 1 found"), "no summary line:\n%s", log);
         free(log);
         holder_stop(&h);
+}
+END_TEST
+
+/* The logout sweep acts on the user who logged out alone: another user's
+ * reader and a daemon's (triggerhappy runs as nobody) are left alone. */
+START_TEST(test_logout_spares_other_users_and_daemons) {
+        conf_with("lingering = kill\n");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct holder ha = holder_start("/dev/tty0", H_UID_ALICE, false);
+        struct holder hc = holder_start("/dev/tty0", H_UID_CAROL, false);
+        struct holder hn = holder_start("/dev/tty0", 65534, false);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_msg(!holder_alive(&ha), "alice's holder survived her logout");
+        ck_assert_msg(holder_alive(&hc), "carol's process was killed by alice's logout");
+        ck_assert_msg(holder_alive(&hn), "nobody's daemon was killed by alice's logout");
+        holder_stop(&ha);
+        holder_stop(&hc);
+        holder_stop(&hn);
 }
 END_TEST
 
@@ -479,6 +622,9 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_root_processes_are_never_touched);
         tcase_add_test(tc, test_new_holder_is_never_touched);
         tcase_add_test(tc, test_only_uid_limits_the_sweep);
+        tcase_add_test(tc, test_only_uid_matches_every_uid_of_a_process);
+        tcase_add_test(tc, test_kill_user_ends_every_process_of_the_user);
+        tcase_add_test(tc, test_io_uring_registered_file_is_found);
         tcase_add_test(tc, test_process_without_the_node_is_not_a_holder);
         tcase_add_test(tc, test_found_through_another_name);
         tcase_add_test(tc, test_report_only_lists_and_changes_nothing);
@@ -489,6 +635,7 @@ static Suite *suite(void) {
         tcase_set_timeout(tm, 60);
         tcase_add_test(tm, test_logout_kills_lingering_holder_with_kill);
         tcase_add_test(tm, test_logout_leaves_lingering_holder_with_warn);
+        tcase_add_test(tm, test_logout_spares_other_users_and_daemons);
         tcase_add_test(tm, test_handover_spares_the_new_holder);
         tcase_add_test(tm, test_session_of_holder_still_open_is_not_swept);
         tcase_add_test(tm, test_reaped_holder_is_swept_by_next_login);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The state codec (round trip, and refusal of anything else) and the holder
- * election of DESIGN §3.4. */
+ * election of doc/DESIGN.md §3.4. */
 #include "config.h"
 
 #include <check.h>
@@ -124,6 +124,52 @@ START_TEST(test_elect) {
 }
 END_TEST
 
+/* The daemon's mark: one line right after the holder, round-tripped;
+ * anything else is refused. */
+START_TEST(test_follow_mark) {
+        static const char text[] = "xdevices-state 1\nholder -\nfollow pid=412 start=99887\n"
+                                   "session uid=1000 user=alice service=login vt=2 pid=7 start=8 since=9\n";
+        struct xdev_state s = { 0 };
+        ck_assert_int_eq(xdev_state_parse(&s, text, strlen(text), NULL), 0);
+        ck_assert(s.follow);
+        ck_assert_int_eq(s.follow_pid, 412);
+        ck_assert_uint_eq(s.follow_start, 99887);
+        char *out = format(&s);
+        ck_assert_str_eq(out, text);
+        free(out);
+        xdev_state_free(&s);
+        expect_refused("xdevices-state 1\nholder -\nsession uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n"
+                       "follow pid=1 start=1\n", "follow after a session");
+        expect_refused("xdevices-state 1\nholder -\nfollow pid=1 start=1\nfollow pid=1 start=1\n", "two follow lines");
+        expect_refused("xdevices-state 1\nholder -\nfollow pid=0 start=1\n", "pid 0");
+        expect_refused("xdevices-state 1\nholder -\nfollow pid=1\n", "no start");
+        expect_refused("xdevices-state 1\nholder -\nfollow pid=1 start=1 extra=2\n", "trailing field");
+        expect_refused("xdevices-state 1\nfollow pid=1 start=1\nholder -\n", "before the holder");
+}
+END_TEST
+
+/* With the mark the VT in front decides alone: a holder in the background
+ * loses the devices, and a VT without a session in front means nobody. */
+START_TEST(test_elect_follow) {
+        struct xdev_state s = { .follow = true };
+        struct xdev_session a = { .uid = 1000, .user = "a", .service = "login", .vt = 2, .pid = 1, .start = 1 };
+        struct xdev_session b = { .uid = 1001, .user = "b", .service = "login", .vt = 3, .pid = 2, .start = 1 };
+        ck_assert_int_eq(xdev_state_add_session(&s, &a), 0);
+        ck_assert_int_eq(xdev_state_add_session(&s, &b), 0);
+        s.has_holder = true;
+        s.holder = 1000;
+        xdev_state_elect(&s, 3);
+        ck_assert(s.has_holder);
+        ck_assert_uint_eq(s.holder, 1001);
+        xdev_state_elect(&s, 4);
+        ck_assert(!s.has_holder);
+        xdev_state_elect(&s, 2);
+        ck_assert(s.has_holder);
+        ck_assert_uint_eq(s.holder, 1000);
+        xdev_state_free(&s);
+}
+END_TEST
+
 START_TEST(test_limits) {
         struct xdev_state s = { 0 };
         struct xdev_session a = { .uid = 1, .user = "a", .service = "login", .vt = 2, .pid = 1 };
@@ -142,6 +188,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_refuses_everything_else);
         tcase_add_test(tc, test_elect);
+        tcase_add_test(tc, test_elect_follow);
+        tcase_add_test(tc, test_follow_mark);
         tcase_add_test(tc, test_limits);
         suite_add_tcase(s, tc);
         return s;

@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tty.h"
@@ -32,8 +34,11 @@ END_TEST
 START_TEST(test_local_items) {
         ck_assert(xdev_login_items_are_local("alice", NULL, NULL));
         ck_assert(xdev_login_items_are_local("alice", "", ""));
-        ck_assert(xdev_login_items_are_local("alice", "alice", NULL));
+        /* su to oneself sets PAM_RUSER to the caller: a session inside a
+         * session, which never counts */
+        ck_assert(!xdev_login_items_are_local("alice", "alice", NULL));
         ck_assert(!xdev_login_items_are_local("alice", "bob", NULL));
+        ck_assert(!xdev_login_items_are_local("", NULL, NULL));
         ck_assert(!xdev_login_items_are_local("root", "alice", NULL));
         ck_assert(!xdev_login_items_are_local("alice", NULL, "localhost"));
         ck_assert(!xdev_login_items_are_local("alice", NULL, "::1"));
@@ -75,10 +80,30 @@ START_TEST(test_parse_uint) {
 END_TEST
 
 START_TEST(test_own_stat) {
-        uint64_t start = 0;
-        ck_assert_int_eq(xdev_proc_stat(getpid(), &start, NULL), 0);
-        ck_assert(xdev_pid_is_alive(getpid(), start));
-        ck_assert(!xdev_pid_is_alive(getpid(), start + 1));
+        struct xdev_proc_stat st;
+        ck_assert_int_eq(xdev_proc_stat(getpid(), &st), 0);
+        ck_assert_int_eq(st.state, 'R');
+        ck_assert_int_eq(st.session, getsid(0));
+        ck_assert(xdev_pid_is_alive(getpid(), st.start));
+        ck_assert(!xdev_pid_is_alive(getpid(), st.start + 1));
+}
+END_TEST
+
+/* A leader that exited but was not waited for is a zombie: it must not
+ * count as a live session even though its pid and start time still match. */
+START_TEST(test_zombie_is_not_live) {
+        struct xdev_proc_stat st = { 0 };
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+                _exit(0);
+        for (int i = 0; i < 2000 && (xdev_proc_stat(pid, &st) < 0 || st.state != 'Z'); i++)
+                (void) usleep(1000);
+        ck_assert_msg(st.state == 'Z', "child %d never became a zombie (state %c)", (int) pid, st.state);
+        ck_assert(xdev_pid_is_alive(pid, st.start)); /* the pid alone says "alive" */
+        ck_assert(!xdev_leader_is_live(pid, st.start, major(st.tty_nr) == 4 ? minor(st.tty_nr) : 1));
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+        ck_assert(!xdev_leader_is_live(pid, st.start, 1));
 }
 END_TEST
 
@@ -88,6 +113,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_accepted_spellings);
         tcase_add_test(tc, test_rejected_spellings);
         tcase_add_test(tc, test_local_items);
+        tcase_add_test(tc, test_zombie_is_not_live);
         tcase_add_test(tc, test_paths_and_names);
         tcase_add_test(tc, test_parse_uint);
         tcase_add_test(tc, test_own_stat);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "state.h"
 
 static const char preload_text[] =
@@ -23,15 +24,17 @@ static char *format(const struct xdev_state *s, size_t *ret_len) {
         char *text = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
+        int r;
 
         assert(f);
-        assert(xdev_state_format(s, f) == 0);
-        assert(fclose(f) == 0);
+        r = xdev_state_format(s, f);
+        assert(r == 0);
+        r = fclose(f);
+        assert(r == 0);
         *ret_len = len;
         return text;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct xdev_state state = { 0 }, copy;
         unsigned line = 0;
@@ -41,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         if (size > 1024 * 1024)
                 return 0;
-        assert(xdev_state_parse(&state, preload_text, strlen(preload_text), NULL) == 0);
+        r = xdev_state_parse(&state, preload_text, strlen(preload_text), NULL);
+        assert(r == 0);
         before = format(&state, &blen);
         copy = state;
         r = xdev_state_parse(&state, (const char *) data, size, &line);
@@ -63,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 for (size_t i = 0; i < state.n_nodes; i++)
                         assert(xdev_path_is_valid(state.nodes[i].path));
                 after = format(&state, &alen);
-                assert(xdev_state_parse(&again, after, alen, NULL) == 0);
+                r = xdev_state_parse(&again, after, alen, NULL);
+                assert(r == 0);
                 text2 = format(&again, &len2);
                 assert(len2 == alen && memcmp(after, text2, alen) == 0);
                 free(text2);

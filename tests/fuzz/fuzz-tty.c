@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "conf.h"
+#include "fuzz.h"
 #include "tty.h"
 #include "util.h"
 
@@ -59,7 +60,6 @@ static void check_path(const char *s) {
         assert(strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-+:/") == n);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *part[3] = { NULL, NULL, NULL };
         char *copy;
@@ -76,14 +76,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_uint(copy);
         check_name(copy);
         check_path(copy);
-        /* "user\0ruser\0rhost": the §3.3 decision on PAM items */
+        /* "user\0ruser\0rhost": the doc/DESIGN.md §3.3 decision on PAM items */
         while (pos <= size && n < 3) {
                 part[n++] = copy + pos;
                 pos += strlen(copy + pos) + 1;
         }
         if (xdev_login_items_are_local(part[0], part[1], part[2])) {
                 assert(!part[2] || part[2][0] == '\0');
-                assert(!part[1] || part[1][0] == '\0' || (part[0] && strcmp(part[0], part[1]) == 0));
+                assert(!part[1] || part[1][0] == '\0'); /* su to oneself too: never */
+                assert(part[0] && part[0][0] != '\0');
         }
         free(copy);
         return 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "conf.h"
+#include "fuzz.h"
 
 static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char *fmt, va_list ap) {
         char buf[2048];
@@ -23,11 +24,14 @@ static const struct xdev_log fuzz_log = { .fn = log_sink, .debug = true };
 
 /* A config that is not the defaults, so "untouched" is a real check. */
 static void config_preload(struct xdev_config *c) {
+        int r = 0;
+
         xdev_config_init(c);
-        assert(xdev_config_set(c, "glob", "drm:/dev/dri/card*") == 0);
-        assert(xdev_config_set(c, "services", "login,xdm") == 0);
-        assert(xdev_config_set(c, "deny_services", "sshd") == 0);
-        assert(xdev_config_set(c, "input", "r") == 0);
+        r |= xdev_config_set(c, "glob", "drm:/dev/dri/card*");
+        r |= xdev_config_set(c, "services", "login,xdm");
+        r |= xdev_config_set(c, "deny_services", "sshd");
+        r |= xdev_config_set(c, "input", "r");
+        assert(r == 0);
 }
 
 static bool config_equal(const struct xdev_config *a, const struct xdev_config *b) {
@@ -109,7 +113,6 @@ static void fuzz_args(const uint8_t *data, size_t size) {
         free(copy);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (size < 1 || size > 256 * 1024)
                 return 0;

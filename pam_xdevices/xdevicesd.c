@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* xdevicesd(8): makes the shared devices follow the VT in front. A thin
+ * front-end of the core: it watches, the core decides and acts.
+ *
+ * Rules this file keeps:
+ *  1. Root only; never runs another program.
+ *  2. A wake-up says only "look again": every time the active VT and the
+ *     state are read anew (several switches can coalesce under load).
+ *  3. One instance: an flock on STATEDIR/daemon.lock, taken before the state
+ *     is marked as followed.
+ *  4. Bounded: one pidfd per recorded session (at most XDEV_SESSIONS_MAX). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "core.h"
+
+#define ACTIVE_VT_PATH "/sys/class/tty/tty0/active"
+#define RETRY_MS 1000
+
+enum {
+        EXIT_OK = 0,
+        EXIT_FAILED = 1,
+        EXIT_USAGE = 2,
+        EXIT_NOTROOT = 3,
+        EXIT_RUNNING = 5,       /* another xdevicesd holds the lock */
+};
+
+/* fds polled: signals, the active VT, the state directory, then leaders */
+enum { P_SIGNAL, P_ACTIVE, P_STATE, P_LEADERS };
+
+static bool log_stderr;
+
+static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char *fmt, va_list ap) {
+        va_list copy;
+
+        (void) userdata;
+        va_copy(copy, ap);
+        vsyslog(priority, fmt, copy);
+        va_end(copy);
+        if (log_stderr) {
+                fprintf(stderr, "xdevicesd: ");
+                vfprintf(stderr, fmt, ap);
+                fputc('\n', stderr);
+        }
+}
+
+static void usage(FILE *out) {
+        fprintf(out,
+                "Usage: xdevicesd [--conf=PATH] [--debug] [--stderr]\n"
+                "\n"
+                "Gives the shared devices (DRM, input) to the user whose console session is on\n"
+                "the VT in front, and to nobody while a VT without one is in front. Runs in\n"
+                "the foreground; SIGTERM stops it, SIGHUP reloads the configuration.\n"
+                "\n"
+                "Exit status: 0 stopped, 1 failed, 2 usage, 3 not root, 5 already running.\n");
+}
+
+static int load_config(struct xdev_ctx *ctx, const char *conf, bool debug) {
+        int r;
+
+        xdev_config_free(&ctx->config);
+        xdev_config_init(&ctx->config);
+        ctx->config_ok = true;
+        ctx->log.debug = debug;
+        r = xdev_config_load(&ctx->config, conf, &ctx->log);
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "configuration is broken; no device will be granted");
+                ctx->config_ok = false;
+        }
+        ctx->log.debug = debug || ctx->config.debug;
+        return r;
+}
+
+/* The state directory, made and checked by the store, and the daemon lock
+ * in it. Returns the lock fd, -EWOULDBLOCK when another daemon holds it. */
+static int lock_daemon(const char *statedir) {
+        struct xdev_store store;
+        int fd, r;
+
+        r = xdev_store_open(&store, statedir);
+        if (r < 0)
+                return r;
+        fd = openat(store.dirfd, "daemon.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        r = fd < 0 ? -errno : 0;
+        xdev_store_close(&store);
+        if (r < 0)
+                return r;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                r = -errno;
+                (void) close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* Reading the attribute re-arms its POLLPRI; the content is read by the
+ * core, every time. */
+static void active_rearm(int fd) {
+        char buf[32];
+        (void) lseek(fd, 0, SEEK_SET);
+        (void) read(fd, buf, sizeof buf);
+}
+
+static void drain(int fd) {
+        char buf[4096];
+        while (read(fd, buf, sizeof buf) > 0)
+                ;
+}
+
+/* Replaces the leader pidfds in PFDS[P_LEADERS..] with those of RES.
+ * Returns the number of pollfds in use; *RET_STALE is set when a leader
+ * was already gone (look again at once). */
+static size_t leaders_watch(struct pollfd *pfds, size_t n_used, const struct xdev_follow_result *res,
+                            bool *ret_stale) {
+        size_t n = P_LEADERS;
+
+        for (size_t i = P_LEADERS; i < n_used; i++)
+                (void) close(pfds[i].fd);
+        *ret_stale = false;
+        for (size_t i = 0; i < res->n_leaders; i++) {
+                int fd = (int) syscall(SYS_pidfd_open, res->leaders[i].pid, 0);
+                /* pinned first, then checked: a reused pid is not watched */
+                if (fd < 0 || !xdev_pid_is_alive(res->leaders[i].pid, res->leaders[i].start)) {
+                        if (fd >= 0)
+                                (void) close(fd);
+                        *ret_stale = true;
+                        continue;
+                }
+                pfds[n++] = (struct pollfd) { .fd = fd, .events = POLLIN };
+        }
+        return n;
+}
+
+static bool logind_is_running(void) {
+        struct stat st;
+        return lstat("/run/systemd/seats", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
+        struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
+        struct xdev_follow_result *res;
+        struct xdev_follow_self self = { .pid = getpid() };
+        struct xdev_proc_stat pst;
+        size_t n_pfds = P_LEADERS;
+        int lockfd, sigfd = -1, activefd = -1, inofd = -1, ret = EXIT_FAILED, timeout = 0;
+        sigset_t mask;
+        bool stop = false;
+
+        res = calloc(1, sizeof *res);
+        if (!res || xdev_proc_stat(self.pid, &pst) < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot start: %s", res ? "cannot read /proc/self/stat" : "out of memory");
+                free(res);
+                return EXIT_FAILED;
+        }
+        self.start = pst.start;
+        lockfd = lock_daemon(ctx->statedir);
+        if (lockfd == -EWOULDBLOCK) {
+                xdev_log(&ctx->log, LOG_ERR, "another xdevicesd is running (\"%s/daemon.lock\" is held)", ctx->statedir);
+                free(res);
+                return EXIT_RUNNING;
+        }
+        if (lockfd < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot lock \"%s/daemon.lock\": %s", ctx->statedir, strerror(-lockfd));
+                free(res);
+                return EXIT_FAILED;
+        }
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || (sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot set up signals: %s", strerror(errno));
+                goto out;
+        }
+        activefd = open(ACTIVE_VT_PATH, O_RDONLY | O_CLOEXEC);
+        if (activefd < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot open \"%s\": %s (no virtual consoles?)", ACTIVE_VT_PATH,
+                         strerror(errno));
+                goto out;
+        }
+        inofd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (inofd < 0 || inotify_add_watch(inofd, ctx->statedir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_DONT_FOLLOW |
+                                                                  IN_ONLYDIR) < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot watch \"%s\": %s", ctx->statedir, strerror(errno));
+                goto out;
+        }
+        pfds[P_SIGNAL] = (struct pollfd) { .fd = sigfd, .events = POLLIN };
+        pfds[P_ACTIVE] = (struct pollfd) { .fd = activefd, .events = POLLPRI | POLLERR };
+        pfds[P_STATE] = (struct pollfd) { .fd = inofd, .events = POLLIN };
+        xdev_log(&ctx->log, LOG_INFO, "following the VT in front (pid %d)", (int) self.pid);
+
+        while (!stop) {
+                bool stale = false;
+                int r;
+
+                if (timeout >= 0) {
+                        active_rearm(activefd);
+                        drain(inofd);
+                        r = xdev_follow_update(ctx, &self, res);
+                        if (r < 0) {
+                                xdev_log(&ctx->log, LOG_ERR, "cannot follow the VT in front: %s; retrying",
+                                         strerror(-r));
+                                timeout = RETRY_MS;
+                        } else {
+                                if (res->changed)
+                                        xdev_debug(&ctx->log, "tty%d in front: %s", res->active_vt,
+                                                   res->has_holder ? "its session holds" : "nobody holds");
+                                n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
+                                timeout = stale ? 0 : -1;
+                        }
+                }
+                if (timeout == 0)
+                        continue;
+                r = poll(pfds, n_pfds, timeout);
+                if (r < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        xdev_log(&ctx->log, LOG_ERR, "poll: %s", strerror(errno));
+                        goto out;
+                }
+                timeout = 0; /* look again */
+                if (pfds[P_SIGNAL].revents & POLLIN) {
+                        struct signalfd_siginfo si;
+                        while (read(sigfd, &si, sizeof si) == sizeof si) {
+                                if (si.ssi_signo == SIGHUP) {
+                                        xdev_log(&ctx->log, LOG_INFO, "reloading the configuration");
+                                        (void) load_config(ctx, conf, debug);
+                                } else
+                                        stop = true;
+                        }
+                }
+        }
+        /* A clean stop: the login-time rule resumes. */
+        if (xdev_follow_update(ctx, NULL, NULL) < 0)
+                xdev_log(&ctx->log, LOG_ERR, "cannot clear the follow mark in the state; it stays in force");
+        xdev_log(&ctx->log, LOG_INFO, "stopped");
+        ret = EXIT_OK;
+out:
+        for (size_t i = P_LEADERS; i < n_pfds; i++)
+                (void) close(pfds[i].fd);
+        if (inofd >= 0)
+                (void) close(inofd);
+        if (activefd >= 0)
+                (void) close(activefd);
+        if (sigfd >= 0)
+                (void) close(sigfd);
+        (void) close(lockfd);
+        free(res);
+        return ret;
+}
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "conf", required_argument, NULL, 'c' },
+                { "debug", no_argument, NULL, 'd' },
+                { "stderr", no_argument, NULL, 's' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const char *conf = XDEV_DEFAULT_CONF;
+        bool debug = false;
+        struct xdev_ctx ctx;
+        int c, ret;
+
+        while ((c = getopt_long(argc, argv, "c:dsh", opts, NULL)) != -1) {
+                switch (c) {
+                case 'c':
+                        conf = optarg;
+                        break;
+                case 'd':
+                        debug = true;
+                        break;
+                case 's':
+                        log_stderr = true;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return EXIT_OK;
+                default:
+                        usage(stderr);
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind != argc) {
+                usage(stderr);
+                return EXIT_USAGE;
+        }
+        if (geteuid() != 0) {
+                fprintf(stderr, "xdevicesd: must be run as root\n");
+                return EXIT_NOTROOT;
+        }
+        log_stderr = log_stderr || isatty(STDERR_FILENO);
+        openlog("xdevicesd", LOG_PID, LOG_AUTHPRIV);
+
+        xdev_ctx_init(&ctx);
+        ctx.log = (struct xdev_log) { .fn = log_sink };
+        (void) load_config(&ctx, conf, debug);
+        if (!ctx.config.ignore_logind && logind_is_running()) {
+                xdev_log(&ctx.log, LOG_INFO, "systemd-logind manages seats here; nothing to do");
+                ret = EXIT_OK;
+        } else
+                ret = run(&ctx, conf, debug);
+        xdev_ctx_done(&ctx);
+        return ret;
+}

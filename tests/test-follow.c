@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Several people on one console: xdevicesd moves the shared devices to the
+ * session on the VT in front and to nobody when that VT has none; su, a
+ * zombie leader and a broken config change nothing. Real libpam, the real
+ * daemon binary, mknod'd nodes and real VTs in a private mount namespace;
+ * the active VT is the harness's file, and SIGHUP tells the daemon to look
+ * (the poll on the kernel's attribute is proven in the qemu suite). */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <security/pam_appl.h>
+
+#include "harness.h"
+
+#define WAIT_MS 10000
+
+static pid_t daemon_pid;
+
+static char *read_state(void) {
+        char *buf = calloc(1, 1 << 16);
+        int fd = open("/run/xdevices/state", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                ssize_t n = read(fd, buf, (1 << 16) - 1);
+                (void) n;
+                (void) close(fd);
+        }
+        return buf;
+}
+
+static bool state_has(const char *what) {
+        char *s = read_state();
+        bool r = strstr(s, what) != NULL;
+        free(s);
+        return r;
+}
+
+static void sleep_ms(long ms) {
+        struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+        (void) nanosleep(&ts, NULL);
+}
+
+/* True when every shared node gives UID exactly PERM. */
+static bool shared_is(uid_t uid, const char *perm) {
+        for (size_t i = 0; i < h_n_shared_nodes; i++) {
+                const char *p = h_acl_of(h_shared_nodes[i], uid);
+                if (!p || strcmp(p, perm) != 0)
+                        return false;
+        }
+        return true;
+}
+
+/* Waits (bounded) until the shared nodes give UID exactly PERM. */
+static void wait_shared(uid_t uid, const char *perm, const char *why) {
+        for (int ms = 0; ms < WAIT_MS && !shared_is(uid, perm); ms += 20)
+                sleep_ms(20);
+        for (size_t i = 0; i < h_n_shared_nodes; i++) {
+                const char *p = h_acl_of(h_shared_nodes[i], uid);
+                ck_assert_msg(p && strcmp(p, perm) == 0, "%s: %s: uid %u has \"%s\", expected \"%s\"", why,
+                              h_shared_nodes[i], (unsigned) uid, p ? p : "(error)", perm);
+        }
+}
+
+static void assert_vt(int vt, uid_t uid, const char *perm) {
+        char path[32];
+        snprintf(path, sizeof path, "/dev/tty%d", vt);
+        const char *p = h_acl_of(path, uid);
+        ck_assert_msg(p && strcmp(p, perm) == 0, "%s: uid %u has \"%s\", expected \"%s\"", path, (unsigned) uid,
+                      p ? p : "(error)", perm);
+}
+
+static void daemon_start(void) {
+        const char *bin = getenv("XDEV_DAEMON");
+        ck_assert_msg(bin, "XDEV_DAEMON is not set");
+        fflush(NULL);
+        daemon_pid = fork();
+        ck_assert_int_ge(daemon_pid, 0);
+        if (daemon_pid == 0) {
+                int fd = open(H_ROOT "/xdevicesd.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+                if (fd >= 0)
+                        (void) dup2(fd, STDERR_FILENO);
+                execl(bin, bin, "--conf=" H_CONF, "--stderr", "--debug", (char *) NULL);
+                _exit(127);
+        }
+        for (int ms = 0; ms < WAIT_MS && !state_has("\nfollow pid="); ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(state_has("\nfollow pid="), "xdevicesd did not mark the state as followed");
+}
+
+/* Tells the daemon to look again, as a VT switch would. */
+static void daemon_kick(void) {
+        ck_assert_int_eq(kill(daemon_pid, SIGHUP), 0);
+}
+
+static int daemon_stop(int sig) {
+        int status = 0;
+        if (daemon_pid <= 0)
+                return -1;
+        (void) kill(daemon_pid, sig);
+        ck_assert_int_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
+        daemon_pid = 0;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int helper(const char *cmd, char **ret_out) {
+        const char *bin = getenv("XDEV_HELPER");
+        const char *argv[] = { bin, "--conf=" H_CONF, cmd, NULL };
+        const char *env[] = { "PATH=/usr/bin:/bin", NULL };
+        return h_run_helper(argv, env, ret_out);
+}
+
+static void fresh(void) {
+        h_fresh(NULL, NULL);
+        h_set_active_vt(h_vt);
+}
+
+static void teardown(void) {
+        if (daemon_pid > 0)
+                (void) daemon_stop(SIGKILL);
+        h_set_active_vt(1);
+}
+
+START_TEST(test_shared_devices_follow_the_vt_in_front) {
+        struct h_snap before;
+        h_snap_take(&before);
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert(shared_is(H_UID_BOB, ""));
+        assert_vt(h_vt + 1, H_UID_BOB, "rw");
+
+        /* bob's VT comes to the front: alice loses everything but her VT */
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        wait_shared(H_UID_ALICE, "", "bob's VT in front");
+        assert_vt(h_vt, H_UID_ALICE, "rw");
+
+        /* a VT where nobody counted is logged in (a getty, root): nobody holds */
+        h_set_active_vt(h_vt + 2);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "", "a VT without a session in front");
+        ck_assert(shared_is(H_UID_ALICE, ""));
+        ck_assert(state_has("\nholder -\n"));
+        char *out = NULL;
+        ck_assert_int_eq(helper("status", &out), 0);
+        ck_assert_msg(strstr(out, "holder: none") && strstr(out, "follow: yes (xdevicesd pid"), "status:\n%s", out);
+        free(out);
+
+        /* and back */
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        ck_assert(shared_is(H_UID_BOB, ""));
+
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        ck_assert_msg(!state_has("follow"), "a clean stop left the follow mark");
+        h_snap_assert_equal(&before, "after both logouts and the daemon's stop");
+}
+END_TEST
+
+/* Without the daemon the first login holds; with it, a login on a VT in the
+ * background gets its VT only. */
+START_TEST(test_login_in_the_background_holds_nothing) {
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt + 1, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        assert_vt(h_vt + 1, H_UID_ALICE, "rw");
+        ck_assert_msg(shared_is(H_UID_ALICE, ""), "a login on a background VT got the shared devices");
+        ck_assert(state_has("\nholder -\n"));
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+/* kill -9 of the daemon: the mark stays, so every front-end keeps following
+ * the VT in front; a restarted daemon takes over. */
+START_TEST(test_crashed_daemon_leaves_the_follow_rule_in_force) {
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        wait_shared(H_UID_ALICE, "rw", "alice in front");
+        ck_assert_int_eq(daemon_stop(SIGKILL), 128 + SIGKILL);
+        char *out = NULL;
+        ck_assert_int_eq(helper("status", &out), 0);
+        ck_assert_msg(strstr(out, "is gone; restart it"), "status:\n%s", out);
+        free(out);
+
+        h_set_active_vt(h_vt + 2);
+        ck_assert_int_eq(helper("gc", NULL), 0);
+        ck_assert_msg(shared_is(H_UID_ALICE, ""), "after a crash, gc let a background session keep the devices");
+
+        h_set_active_vt(h_vt);
+        daemon_start();
+        wait_shared(H_UID_ALICE, "rw", "a restarted daemon reconciles");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+/* SIGTERM: the login-time rule resumes and the holder keeps the devices. */
+START_TEST(test_clean_stop_resumes_the_login_rule) {
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        wait_shared(H_UID_ALICE, "rw", "alice in front");
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        ck_assert(!state_has("follow"));
+        h_set_active_vt(h_vt + 2);
+        ck_assert_int_eq(helper("gc", NULL), 0);
+        ck_assert_msg(shared_is(H_UID_ALICE, "rw"), "without the daemon the first login keeps the devices");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_second_daemon_refuses_to_run) {
+        daemon_start();
+        const char *bin = getenv("XDEV_DAEMON");
+        const char *argv[] = { bin, "--conf=" H_CONF, "--stderr", NULL };
+        const char *env[] = { NULL };
+        char *out = NULL;
+        ck_assert_int_eq(h_run_helper(argv, env, &out), 5);
+        ck_assert_msg(strstr(out, "another xdevicesd is running"), "output:\n%s", out);
+        free(out);
+}
+END_TEST
+
+/* su to oneself sets PAM_RUSER to the caller; su or sudo started from a
+ * shell does not lead the session. Neither counts, whoever's VT it is. */
+START_TEST(test_su_to_oneself_never_counts) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *s = h_session_open("xdalice", h_vt, &(struct h_opts) { .ruser = "xdalice" });
+        ck_assert_int_eq(s->open_ret, H_IGNORED);
+        ck_assert_int_eq(h_session_close(s), PAM_SUCCESS);
+        s = h_session_open("xdalice", h_vt, &(struct h_opts) { .not_leader = true });
+        ck_assert_int_eq(s->open_ret, H_IGNORED);
+        ck_assert_int_eq(h_session_close(s), PAM_SUCCESS);
+        h_snap_assert_equal(&before, "after su and a session inside a session");
+        ck_assert(!state_has("\nsession "));
+}
+END_TEST
+
+/* A leader that exited without close_session and was not waited for is a
+ * zombie: its session is reaped, it keeps nothing. */
+START_TEST(test_zombie_leader_is_reaped) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert(shared_is(H_UID_ALICE, "rw"));
+        h_session_exit(a);
+        ck_assert_int_eq(helper("gc", NULL), 0);
+        ck_assert_msg(shared_is(H_UID_ALICE, ""), "a zombie leader kept the devices");
+        h_session_reap(a);
+        h_snap_assert_equal(&before, "after the zombie's session was reaped");
+}
+END_TEST
+
+/* util-linux login: its waiting parent gives up the VT and the child
+ * leads a session of its own on it. The session lives while that child
+ * does, and is reaped when it is gone. */
+START_TEST(test_util_linux_login_counts_while_its_child_leads_the_vt) {
+        struct h_session *a = h_session_open("xdalice", h_vt, &(struct h_opts) { .detach = true });
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert_int_eq(helper("gc", NULL), 0);
+        ck_assert_msg(shared_is(H_UID_ALICE, "rw"), "a live util-linux-style session was reaped");
+        h_session_end_child(a);
+        ck_assert_int_eq(helper("gc", NULL), 0);
+        ck_assert_msg(shared_is(H_UID_ALICE, ""), "the session outlived the child that held its VT");
+        /* gc reaped it already: login's own close finds nothing to do */
+        ck_assert_int_eq(h_session_close(a), H_IGNORED);
+}
+END_TEST
+
+/* A broken config makes "xdevices apply" refuse; it must not take the
+ * devices from the holder nor save "holder -". */
+START_TEST(test_apply_with_broken_config_changes_nothing) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert(shared_is(H_UID_ALICE, "rw"));
+        char *state0 = read_state();
+        h_write_file(H_CONF, "mode = sideways\n", 0644, 0);
+        const char *bin = getenv("XDEV_HELPER");
+        const char *argv[] = { bin, "--conf=" H_CONF, "apply", "/dev/input/event0", NULL };
+        const char *env[] = { "DEVNAME=/dev/input/event0", "MAJOR=13", "MINOR=64", "XDEVICES_CLASS=input", NULL };
+        ck_assert_int_ne(h_run_helper(argv, env, NULL), 0);
+        char *state1 = read_state();
+        ck_assert_str_eq(state1, state0);
+        ck_assert(shared_is(H_UID_ALICE, "rw"));
+        free(state0);
+        free(state1);
+        h_fresh(NULL, NULL);
+        h_session_kill(a);
+}
+END_TEST
+
+/* login chowns its VT to the user after we recorded it; "xdevices gc"
+ * re-converges an ACL grant by its ACL alone and leaves that be. */
+START_TEST(test_gc_keeps_the_owner_login_gave_the_vt) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        const char *vt = h_vt_path(0);
+        ck_assert_int_eq(chown(vt, H_UID_ALICE, 5), 0);
+        ck_assert_int_eq(chmod(vt, 0600), 0);
+        ck_assert_int_eq(helper("gc", NULL), 0);
+        struct stat st;
+        ck_assert_int_eq(lstat(vt, &st), 0);
+        ck_assert_msg(st.st_uid == H_UID_ALICE, "gc gave %s back to uid %u while alice is logged in", vt,
+                      (unsigned) st.st_uid);
+        ck_assert_uint_eq(st.st_mode & 0700, 0600);
+        assert_vt(h_vt, H_UID_ALICE, "rw");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(lstat(vt, &st), 0);
+        ck_assert_uint_eq(st.st_uid, 0); /* logout puts back what was recorded */
+}
+END_TEST
+
+/* A hard link made to a granted node (chown mode) must not make logout
+ * forget the node: it is restored, whatever its link count. */
+START_TEST(test_hard_linked_node_is_restored) {
+        h_fresh(NULL, "mode=chown");
+        h_set_active_vt(h_vt);
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct stat st;
+        ck_assert_int_eq(lstat(h_shared_nodes[0], &st), 0);
+        ck_assert_uint_eq(st.st_uid, H_UID_ALICE);
+        ck_assert_int_eq(link(h_shared_nodes[0], "/dev/xdt-hardlink"), 0);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(unlink("/dev/xdt-hardlink"), 0);
+        h_snap_assert_equal(&before, "after logout with a hard link to a granted node");
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("follow");
+        TCase *tc = tcase_create("daemon");
+        tcase_set_timeout(tc, 120);
+        tcase_add_checked_fixture(tc, fresh, teardown);
+        tcase_add_test(tc, test_shared_devices_follow_the_vt_in_front);
+        tcase_add_test(tc, test_login_in_the_background_holds_nothing);
+        tcase_add_test(tc, test_crashed_daemon_leaves_the_follow_rule_in_force);
+        tcase_add_test(tc, test_clean_stop_resumes_the_login_rule);
+        tcase_add_test(tc, test_second_daemon_refuses_to_run);
+        suite_add_tcase(s, tc);
+
+        TCase *tn = tcase_create("counting");
+        tcase_set_timeout(tn, 60);
+        tcase_add_checked_fixture(tn, fresh, teardown);
+        tcase_add_test(tn, test_su_to_oneself_never_counts);
+        tcase_add_test(tn, test_zombie_leader_is_reaped);
+        tcase_add_test(tn, test_util_linux_login_counts_while_its_child_leads_the_vt);
+        tcase_add_test(tn, test_apply_with_broken_config_changes_nothing);
+        tcase_add_test(tn, test_gc_keeps_the_owner_login_gave_the_vt);
+        tcase_add_test(tn, test_hard_linked_node_is_restored);
+        suite_add_tcase(s, tn);
+        return s;
+}
+
+int main(void) {
+        h_init();
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
