@@ -128,15 +128,15 @@ static void diff(struct node *nd, double t) {
         size_t w = 0;
         for (int i = 0; i < n; i++)
                 if (!has(nd->h, nd->n, now[i].pid) && w < sizeof buf - 64)
-                        w += (size_t) snprintf(buf + w, sizeof buf - w, " +%d:%s:%u", now[i].pid, now[i].comm,
-                                               now[i].uid);
+                        w += (size_t) snprintf(buf + w, sizeof buf - w, " +%d:%s:%u", now[i].pid,
+                                               now[i].comm, now[i].uid);
         if (w)
                 printf("%.1f open %s%s\n", t, nd->path, buf);
         w = 0;
         for (int i = 0; i < nd->n; i++)
                 if (!has(now, n, nd->h[i].pid) && w < sizeof buf - 64)
-                        w += (size_t) snprintf(buf + w, sizeof buf - w, " -%d:%s:%u", nd->h[i].pid, nd->h[i].comm,
-                                               nd->h[i].uid);
+                        w += (size_t) snprintf(buf + w, sizeof buf - w, " -%d:%s:%u", nd->h[i].pid,
+                                               nd->h[i].comm, nd->h[i].uid);
         if (w)
                 printf("%.1f close %s%s\n", t, nd->path, buf);
         memcpy(nd->h, now, sizeof now[0] * (size_t) n);
@@ -205,7 +205,8 @@ int main(int argc, char **argv) {
                                         if (ev->mask & IN_ATTRIB) {
                                                 char users[256];
                                                 acl_users(nodes[i].path, users, sizeof users);
-                                                printf("%.1f acl %s users=%s\n", t, nodes[i].path, users);
+                                                printf("%.1f acl %s users=%s\n", t, nodes[i].path,
+                                                       users);
                                         }
                                         if (ev->mask & (IN_OPEN | IN_CLOSE))
                                                 diff(&nodes[i], t);
@@ -213,7 +214,8 @@ int main(int argc, char **argv) {
                                 q += sizeof *ev + ev->len;
                         }
                 }
-                struct pollfd p[2] = { { .fd = ino, .events = POLLIN }, { .fd = act, .events = POLLPRI | POLLERR } };
+                struct pollfd p[2] = { { .fd = ino, .events = POLLIN },
+                                       { .fd = act, .events = POLLPRI | POLLERR } };
                 (void) poll(p, 2, 1000);
         }
 }

@@ -170,7 +170,8 @@ int main(int argc, char **argv) {
                 char c = 0;
                 pid_t child = reader_start(node, &pws[from], &rfd);
                 if (child < 0 || read_full(rfd, &c, 1, 5000) < 0 || c != 'R') {
-                        printf("switch %d: %s could not open %s before the switch\n", i + 1, pws[from].pw_name, node);
+                        printf("switch %d: %s could not open %s before the switch\n", i + 1,
+                               pws[from].pw_name, node);
                         failed++;
                         if (child > 0) {
                                 kill(child, SIGKILL);
@@ -184,7 +185,8 @@ int main(int argc, char **argv) {
                         (void) ioctl(tty0, VT_WAITACTIVE, vt[to]);
                         usleep(500000);
                         if (++bad_in_a_row >= 3) {
-                                printf("3 switches in a row did not complete: stopping after %d\n", i + 1);
+                                printf("3 switches in a row did not complete: stopping after %d\n",
+                                       i + 1);
                                 count = i + 1;
                                 break;
                         }
@@ -194,7 +196,8 @@ int main(int argc, char **argv) {
                 while (read(ino, drain, sizeof drain) > 0)
                         ;
                 double t0 = now_ms();
-                if (ioctl(tty0, VT_ACTIVATE, vt[to]) < 0 || ioctl(tty0, VT_WAITACTIVE, vt[to]) < 0) {
+                if (ioctl(tty0, VT_ACTIVATE, vt[to]) < 0 ||
+                    ioctl(tty0, VT_WAITACTIVE, vt[to]) < 0) {
                         perror("xdt-vtlatency: VT_ACTIVATE");
                         return 1;
                 }
@@ -214,7 +217,8 @@ int main(int argc, char **argv) {
                 }
                 double trev_abs = -1;
                 int left = (int) (t0 + TIMEOUT_MS - now_ms());
-                if (read_full(rfd, &trev_abs, sizeof trev_abs, left > 100 ? left : 100) == 0 && trev_abs > 0)
+                if (read_full(rfd, &trev_abs, sizeof trev_abs, left > 100 ? left : 100) == 0 &&
+                    trev_abs > 0)
                         t_rev = trev_abs - t0;
                 close(rfd);
                 kill(child, SIGKILL);
@@ -230,7 +234,8 @@ int main(int argc, char **argv) {
                 printf("switch %d: tty%d -> tty%d (%s -> %s): active %.1f ms, ACL moved %s, old fd revoked %s\n",
                        i + 1, vt[from], vt[to], pws[from].pw_name, pws[to].pw_name, t_active,
                        t_acl < 0 ? "never" : (snprintf(drain, 32, "%.1f ms", t_acl), drain),
-                       t_rev < 0 ? "never" : (snprintf(drain + 64, 32, "%.1f ms", t_rev), drain + 64));
+                       t_rev < 0 ? "never"
+                                 : (snprintf(drain + 64, 32, "%.1f ms", t_rev), drain + 64));
                 fflush(stdout);
                 if (bad_in_a_row >= 3) {
                         printf("3 switches in a row did not complete: stopping after %d\n", i + 1);
@@ -242,11 +247,13 @@ int main(int argc, char **argv) {
         qsort(acl, (size_t) count, sizeof *acl, cmp_double);
         qsort(rev, (size_t) count, sizeof *rev, cmp_double);
 #define MEDIAN(a) (count % 2 ? a[count / 2] : (a[count / 2 - 1] + a[count / 2]) / 2)
-        printf("ACL moved: median %.1f ms, max %.1f ms; old fd revoked: median %.1f ms, max %.1f ms\n", MEDIAN(acl),
-               acl[count - 1], MEDIAN(rev), rev[count - 1]);
-        printf("switch-to-grant latency: median %.1f ms, max %.1f ms over %d switches%s\n", MEDIAN(lat),
-               lat[count - 1], count, failed ? " (some did not complete: counted as 5000 ms)" : "");
+        printf("ACL moved: median %.1f ms, max %.1f ms; old fd revoked: median %.1f ms, max %.1f ms\n",
+               MEDIAN(acl), acl[count - 1], MEDIAN(rev), rev[count - 1]);
+        printf("switch-to-grant latency: median %.1f ms, max %.1f ms over %d switches%s\n",
+               MEDIAN(lat), lat[count - 1], count,
+               failed ? " (some did not complete: counted as 5000 ms)" : "");
         if (failed)
-                printf("%d of %d switches did not complete within %.0f ms\n", failed, count, TIMEOUT_MS);
+                printf("%d of %d switches did not complete within %.0f ms\n", failed, count,
+                       TIMEOUT_MS);
         return failed ? 1 : 0;
 }
