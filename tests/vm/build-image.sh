@@ -104,19 +104,29 @@ make_layer() {
 	local root=$1
 	tar -C "$stage" -cf - . | tar -C "$root" -xf - --keep-directory-symlink
 	install -d -m 0755 "$root/usr/local/lib/xdt"
-	install -m 0755 "$here"/guest/xdt-* "$root/usr/local/lib/xdt/"
+	install -m 0755 $(ls "$here"/guest/xdt-* | grep -v '\.c$') "$root/usr/local/lib/xdt/"
 	install -m 0755 "$here"/linger/xdt-* "$root/usr/local/lib/xdt/"
+	install -m 0755 "$here"/follow/xdt-* "$root/usr/local/lib/xdt/"
+	# The guest has no compiler: the C helpers are built here, static, so
+	# that they do not depend on the host's libc version.
+	local c
+	for c in "$here"/guest/xdt-*.c; do
+		${CC:-cc} -O2 -Wall -static -o "$root/usr/local/lib/xdt/$(basename "$c" .c)" "$c"
+	done
 	if [ -x "$xorg_patched" ]; then
 		install -m 0755 "$xorg_patched" "$root/usr/local/lib/xdt/Xorg-patched"
 	fi
 	echo xdt >"$root/etc/hostname"
 	printf '127.0.0.1 localhost\n127.0.1.1 xdt\n' >"$root/etc/hosts"
 	echo '/dev/vda / ext4 rw,errors=remount-ro 0 0' >"$root/etc/fstab"
-	# No password prompts anywhere: autologin only, root has no password.
+	# No password prompts anywhere: autologin only, root has no password
+	# (the follow scenarios set passwords for the time they run).
 	chroot "$root" passwd -d root >/dev/null
-	for u in alice bob; do
+	# carol is in group input: she reads event nodes by group permission.
+	for u in alice bob carol; do
 		chroot "$root" id "$u" >/dev/null 2>&1 ||
 			chroot "$root" useradd -m -s /bin/bash "$u"
+		[ "$u" != carol ] || chroot "$root" usermod -a -G input carol
 		install -m 0644 "$here/guest/profile" "$root/home/$u/.profile"
 		chroot "$root" chown "$u:$u" "/home/$u/.profile"
 	done
@@ -126,10 +136,12 @@ make_layer() {
 	fi
 	# tty1/tty2: real agetty --autologin running the real login, each
 	# gated so that the test orchestrator decides when a login happens.
+	# tty3: a gated agetty with a login prompt (keys typed via sendkey).
 	sed -i -e '/^[1-6]:[0-9]*:respawn:/d' "$root/etc/inittab"
 	cat >>"$root/etc/inittab" <<-'EOT'
 	1:2345:respawn:/usr/local/lib/xdt/xdt-gate tty1 /sbin/agetty --autologin alice --noclear tty1 linux
 	2:2345:respawn:/usr/local/lib/xdt/xdt-gate tty2 /sbin/agetty --autologin bob --noclear tty2 linux
+	3:2345:respawn:/usr/local/lib/xdt/xdt-gate tty3 /sbin/agetty --noclear tty3 linux
 	xd:2345:once:/usr/local/lib/xdt/xdt-orchestrate
 	EOT
 	# Quiet, fast boot.
@@ -141,7 +153,7 @@ xorg_hash=none
 img_key=$( {
 	echo "$base_key $xorg_hash"
 	declare -f make_layer
-	(cd "$here" && cat guest/* linger/* packages.list)
+	(cd "$here" && cat guest/* linger/* follow/* packages.list)
 	(cd "$stage" && find . -printf '%p %m %l\n' | sort && find . -type f -print0 | sort -z | xargs -0r cat)
 } | hash_stream)
 img=$cache/img-$img_key

@@ -5,7 +5,8 @@
 The guest's orchestrator (guest/xdt-orchestrate) runs the scenarios named on
 the kernel command line and talks to us over a second serial port: it asks
 for screendumps, keys and USB hotplug ("XDT-REQ n ..."), we answer
-("XDT-ACK n ..."), and it reports "XDT-RESULT name PASS|FAIL|SKIP reason".
+("XDT-ACK n ..."), and it reports "XDT-RESULT name PASS|FAIL|SKIP reason"
+and figures ("XDT-FIGURE text", printed with the summary).
 Screendumps are taken through QMP, converted to PNG and checked here.
 """
 import argparse
@@ -34,7 +35,11 @@ NAMES = {
     "l2": "lingering-kill",
     "l3": "lingering-warn",
     "l4": "lingering-yama",
+    "f1": "follow-x-switch",
+    "f2": "follow-su",
+    "f3": "follow-latency",
 }
+DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,l4"
 
 
 def log(*a):
@@ -152,10 +157,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--image", required=True, help="directory from build-image.sh")
     ap.add_argument("--out", required=True, help="where PNGs and logs go")
-    ap.add_argument("--scenarios", default="s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,l4")
+    ap.add_argument("--scenarios", default=DEFAULT)
     # Hang guards, not assertions: on a loaded 2-core TCG host the boot took
     # 131 s and the whole run 823 s, too close to the old 240 s and 900 s.
-    ap.add_argument("--timeout", type=int, default=2400, help="whole run, seconds")
+    ap.add_argument("--timeout", type=int, default=3000, help="whole run, seconds")
     ap.add_argument("--boot-timeout", type=int, default=600)
     ap.add_argument("--scenario-timeout", type=int, default=300)
     ap.add_argument("--memory", default="1536")
@@ -196,6 +201,7 @@ def main():
     start = time.monotonic()
     qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
     results, order, begun, current = {}, [], {}, None
+    figures = []
     boot_s = None
     try:
         deadline = start + 30
@@ -252,6 +258,11 @@ def main():
                     order.append(current)
                 elif kind in ("XDT-CHECK", "XDT-NOTE"):
                     log(line[len(kind) + 1:])
+                    if kind == "XDT-CHECK":  # progress: the timeout is per stretch without one
+                        phase_deadline = time.monotonic() + args.scenario_timeout
+                elif kind == "XDT-FIGURE":
+                    figures.append(line[len(kind) + 1:])
+                    log(line[len(kind) + 1:])
                 elif kind == "XDT-RESULT":
                     name, rest = word[1], (word[2] if len(word) > 2 else "")
                     verdict, _, reason = rest.partition(" ")
@@ -305,6 +316,8 @@ def main():
             log("last lines of the serial console:\n" + "".join(tail))
         except OSError:
             pass
+    for f in figures:
+        print(f)
     total = time.monotonic() - start
     print(f"boot {boot_s if boot_s is None else round(boot_s, 1)} s, total {total:.1f} s; "
           f"artefacts in {args.out}")
