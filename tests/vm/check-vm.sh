@@ -45,7 +45,7 @@ done
 # XSERVER_BUILDDIR); build-xorg.sh reuses its cache when it is up to date.
 export XSERVER_BUILDDIR=${XSERVER_BUILDDIR:-${builddir:-$srcdir}/xserver-patch/_build}
 want_xorg=0
-case ",$scenarios," in *,s3,* | *,xinit-patched-xorg,*) want_xorg=1 ;; esac
+case ",$scenarios," in *,s3,* | *,xinit-patched-xorg,* | *,f1,* | *,follow-x-switch,*) want_xorg=1 ;; esac
 t0=$SECONDS
 if [ "$want_xorg" = 1 ] && [ "$build_xorg" = 1 ]; then
 	echo "check-vm: patched Xorg in $XSERVER_BUILDDIR (built once, then cached; VM_ALLOW_SKIP=xinit-patched-xorg skips it)"
