@@ -157,6 +157,19 @@ static int child_pam(unsigned n, int runs, bool check) {
         struct pam_conv c = { conv, NULL };
         char tty[32];
 
+        /* The module counts a login only from the leader of the VT's
+         * session: under strace this process is strace's child, so it
+         * becomes a leader itself and takes the VT over (root may). */
+        if (getsid(0) != getpid()) {
+                char path[32];
+                int fd;
+                (void) setsid();
+                (void) snprintf(path, sizeof path, "/dev/tty%d", h_vt);
+                fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 || ioctl(fd, TIOCSCTTY, 1) < 0)
+                        return 98;
+        }
+
         (void) snprintf(tty, sizeof tty, "tty%d", h_vt);
         for (int i = 0; i < runs; i++) {
                 pam_handle_t *pamh = NULL;

@@ -435,65 +435,30 @@ static int cmp_names(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-int xdev_config_load(struct xdev_config *config, const char *path, const struct xdev_log *log) {
-        struct xdev_config tmp;
-        char dir[256], dropdir[300], where[600];
-        const char *base, *slash;
-        char *buf = NULL, *names[XDEV_CONF_DROPINS_MAX];
+/* Drop-ins: DIR/xdevices.d/ *.conf (CFD is DIR), in lexical order, later
+ * wins; parsed into CONFIG. A missing directory is fine; one we cannot
+ * read may hold a restriction, so it fails. */
+static int load_dropins(int cfd, const char *dir, struct xdev_config *config, const struct xdev_log *log) {
+        char dropdir[300], where[600], *buf = NULL, *names[XDEV_CONF_DROPINS_MAX];
         size_t len, n_names = 0;
-        int cfd = -1, dfd = -1, r;
         DIR *d = NULL;
+        int dfd, r = 0;
 
-        if (!path || path[0] != '/' || strlen(path) >= sizeof dir) {
-                xdev_log(log, LOG_ERR, "config path \"%s\" is not absolute", path ? path : "");
-                return -EINVAL;
-        }
-        slash = strrchr(path, '/');
-        base = slash + 1;
-        memcpy(dir, path, (size_t) (slash - path));
-        dir[slash - path] = '\0';
-        if (dir[0] == '\0')
-                strcpy(dir, "/");
-
-        r = config_copy(&tmp, config);
-        if (r < 0)
-                return r;
-
-        cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (cfd < 0) {
-                r = -errno;
-                if (r == -ENOENT)
-                        r = 0;
-                goto out;
-        }
-        r = read_trusted(cfd, base, path, &buf, &len, log);
-        if (r == 0) {
-                r = xdev_config_parse(&tmp, buf, len, path, log);
-                free(buf);
-                buf = NULL;
-                if (r < 0)
-                        goto out;
-        } else if (r != -ENOENT)
-                goto out;
-
-        /* Drop-ins: <dir>/xdevices.d/ *.conf, lexical order, later wins. */
         (void) snprintf(dropdir, sizeof dropdir, "%s/xdevices.d", strcmp(dir, "/") ? dir : "");
         dfd = openat(cfd, "xdevices.d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dfd < 0) {
-                r = (errno == ENOENT) ? 0 : -errno;
-                if (r < 0) {
-                        /* a drop-in we cannot read may hold a restriction */
-                        xdev_log(log, LOG_ERR, "cannot open \"%s\": %s", dropdir, strerror(-r));
-                        goto out;
-                }
-                goto done;
+                if (errno == ENOENT)
+                        return 0;
+                r = -errno;
+                xdev_log(log, LOG_ERR, "cannot open \"%s\": %s", dropdir, strerror(-r));
+                return r;
         }
         d = fdopendir(dfd);
         if (!d) {
                 r = -errno;
-                goto out;
+                (void) close(dfd);
+                return r;
         }
-        dfd = -1;
         for (struct dirent *de; (de = readdir(d));) {
                 size_t nl = strlen(de->d_name);
                 if (de->d_name[0] == '.' || nl < 6 || strcmp(de->d_name + nl - 5, ".conf") != 0)
@@ -514,31 +479,67 @@ int xdev_config_load(struct xdev_config *config, const char *path, const struct 
         for (size_t i = 0; i < n_names; i++) {
                 (void) snprintf(where, sizeof where, "%s/%s", dropdir, names[i]);
                 r = read_trusted(dirfd(d), names[i], where, &buf, &len, log);
-                if (r == -ENOENT)
+                if (r == -ENOENT) {
+                        r = 0;
                         continue;
+                }
                 if (r < 0)
                         goto out;
-                r = xdev_config_parse(&tmp, buf, len, where, log);
+                r = xdev_config_parse(config, buf, len, where, log);
                 free(buf);
                 buf = NULL;
                 if (r < 0)
                         goto out;
         }
-done:
-        r = 0;
+out:
+        for (size_t i = 0; i < n_names; i++)
+                free(names[i]);
+        (void) closedir(d);
+        return r;
+}
+
+int xdev_config_load(struct xdev_config *config, const char *path, const struct xdev_log *log) {
+        struct xdev_config tmp;
+        const char *base, *slash;
+        char dir[256], *buf = NULL;
+        size_t len;
+        int cfd, r;
+
+        if (!path || path[0] != '/' || strlen(path) >= sizeof dir) {
+                xdev_log(log, LOG_ERR, "config path \"%s\" is not absolute", path ? path : "");
+                return -EINVAL;
+        }
+        slash = strrchr(path, '/');
+        base = slash + 1;
+        memcpy(dir, path, (size_t) (slash - path));
+        dir[slash - path] = '\0';
+        if (dir[0] == '\0')
+                strcpy(dir, "/");
+
+        r = config_copy(&tmp, config);
+        if (r < 0)
+                return r;
+        cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cfd < 0) {
+                r = errno == ENOENT ? 0 : -errno; /* no directory: the defaults */
+                goto out;
+        }
+        r = read_trusted(cfd, base, path, &buf, &len, log);
+        if (r == 0) {
+                r = xdev_config_parse(&tmp, buf, len, path, log);
+                free(buf);
+        } else if (r == -ENOENT)
+                r = 0;
+        if (r == 0)
+                r = load_dropins(cfd, dir, &tmp, log);
+        (void) close(cfd);
+        if (r < 0)
+                goto out;
         xdev_config_free(config);
         *config = tmp;
         tmp.n_globs = tmp.n_services = tmp.n_deny_services = 0;
 out:
         xdev_config_free(&tmp);
-        for (size_t i = 0; i < n_names; i++)
-                free(names[i]);
-        if (d)
-                (void) closedir(d);
-        if (dfd >= 0)
-                (void) close(dfd);
-        if (cfd >= 0)
-                (void) close(cfd);
         return r;
 }
 

@@ -334,8 +334,33 @@ static void elect_with_login(struct xdev_state *state, int active_vt, const stru
         }
 }
 
+static int record_login(struct txn *t, const struct xdev_login *login) {
+        struct xdev_session s = {
+                .uid = login->uid,
+                .vt = login->vt,
+                .pid = login->pid,
+                .start = login->start,
+                .since = (int64_t) time(NULL),
+        };
+
+        strcpy(s.user, login->user);       /* lengths checked by the caller */
+        strcpy(s.service, login->service);
+        return xdev_state_add_session(&t->state, &s);
+}
+
+/* A login whose grants failed (each node already put back): forget the
+ * session and converge what is left. */
+static void undo_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_login *login) {
+        ssize_t idx = xdev_state_find_session(&t->state, login->pid, login->start);
+
+        if (idx >= 0)
+                xdev_state_remove_session(&t->state, (size_t) idx);
+        xdev_state_elect(&t->state, t->active_vt);
+        plan_ledger(ctx, t);
+        (void) commit(ctx, t, false);
+}
+
 int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
-        struct xdev_session s = { 0 };
         struct txn t;
         int r, failed;
 
@@ -357,14 +382,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         if (r < 0)
                 goto out;
 
-        s.uid = login->uid;
-        strcpy(s.user, login->user);
-        strcpy(s.service, login->service);
-        s.vt = login->vt;
-        s.pid = login->pid;
-        s.start = login->start;
-        s.since = (int64_t) time(NULL);
-        r = xdev_state_add_session(&t.state, &s);
+        r = record_login(&t, login);
         if (r < 0)
                 goto out;
         plan_ledger(ctx, &t);
@@ -392,12 +410,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         if (failed > 0) {
                 xdev_log(&ctx->log, LOG_ERR, "%d node(s) could not be granted; undoing this session's grants",
                          failed);
-                ssize_t idx = xdev_state_find_session(&t.state, login->pid, login->start);
-                if (idx >= 0)
-                        xdev_state_remove_session(&t.state, (size_t) idx);
-                xdev_state_elect(&t.state, t.active_vt);
-                plan_ledger(ctx, &t);
-                (void) commit(ctx, &t, false);
+                undo_login(ctx, &t, login);
                 r = -EIO;
                 goto out;
         }

@@ -6,6 +6,10 @@
 # console login through login's real stack (pamtester, with a free VT of the
 # host, 40..63, as controlling tty) must get ACLs on the chroot's mknod'd
 # VT/DRM/input nodes, and removing the package must put them back exactly.
+# xdevicesd is started and stopped through its init script in the chroot (a
+# policy-rc.d that denies, as in any chroot, keeps the postinst from doing
+# it): while it runs, the devices follow the VT in front of the host, and a
+# daemon killed with SIGKILL and started again takes over.
 #
 # Needs root (chroot, mmdebstrap), dpkg-dev, debhelper, lintian, mmdebstrap
 # and the build dependencies; exits 77 (skipped) when not root. The minbase
@@ -29,8 +33,10 @@ cache=${XDEV_DEB_CACHE:-/var/cache/pam_xdevices}
 mirror=${XDEV_DEB_MIRROR:-http://deb.debian.org/debian}
 security_mirror=${XDEV_DEB_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 # minbase has libpam-runtime and login; udev for the postinst's udevadm,
-# pamtester to run login's real PAM stack.
-includes=udev,pamtester
+# pamtester to run login's real PAM stack, libdrm2 for the package's
+# Depends (the core drops DRM master through libdrm; dpkg -i installs no
+# dependency).
+includes=udev,pamtester,libdrm2
 suite=${XDEV_DEB_SUITE:-bookworm}
 base="$cache/$suite-minbase-${includes//,/-}.tar"
 pkg=libpam-xdevices
@@ -87,6 +93,8 @@ check() { # check NAME COMMAND...: PASS if COMMAND succeeds
 work=$(mktemp -d /tmp/check-deb.XXXXXX)
 root="$work/root"
 cleanup() {
+	daemon_kill
+	if mountpoint -q "$root/sys" 2>/dev/null; then umount "$root/sys"; fi
 	if mountpoint -q "$root/proc" 2>/dev/null; then umount "$root/proc"; fi
 	if [ -n "${XDEV_DEB_KEEP:-}" ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
@@ -105,6 +113,55 @@ stage() { stage_start=$(date +%s); echo "== stage: $*"; }
 stage_end() { echo "== stage time: $1 $(( $(date +%s) - stage_start ))s"; }
 
 inroot() { chroot "$root" "$@"; }
+
+# alive PID: PID runs (a daemon that start-stop-daemon put in the background
+# is nobody's child here, and may stay a zombie if pid 1 does not reap it).
+alive() {
+	local state
+	state=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+# The pid in the chroot's pid file of xdevicesd, if that process is an
+# xdevicesd (not a pid reused since) and alive.
+daemon_pid() {
+	local pid
+	pid=$(cat "$root/run/xdevicesd.pid" 2>/dev/null) || return 1
+	[ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = xdevicesd ] &&
+		alive "$pid" && echo "$pid"
+}
+# The xdevicesd processes alive in the chroot (others may run on the host).
+chroot_daemons() {
+	local pid
+	for pid in $(pgrep -x xdevicesd); do
+		[ "$(readlink "/proc/$pid/root")" = "$root" ] && alive "$pid" && echo "$pid"
+	done
+}
+# On the way out: never leave a daemon this test started running.
+daemon_kill() {
+	local pid
+	for pid in $(chroot_daemons); do kill -KILL "$pid"; done
+}
+# The "follow:" line of xdevices status in the chroot.
+follow_line() { inroot /usr/sbin/xdevices status 2>/dev/null | grep -m 1 '^follow:'; }
+# wait_follow LINE: up to 10 s for the follow line to read LINE.
+wait_follow() {
+	for _ in $(seq 50); do
+		[ "$(follow_line)" = "$1" ] && return 0
+		sleep 0.2
+	done
+	echo "follow line: '$(follow_line)', expected '$1'"
+	return 1
+}
+# lacks_acl NODE UID: NODE has no ACL entry for UID (the daemon has taken the
+# grant off; up to 10 s for it to act).
+lacks_acl() {
+	for _ in $(seq 50); do
+		getfacl -n -p --omit-header "$1" | grep -q "^user:$2:" || return 0
+		sleep 0.2
+	done
+	getfacl -n -p --omit-header "$1"
+	return 1
+}
 
 # The PAM stack of a service, with @include lines expanded (one level of
 # nesting is all Debian uses, but follow them all).
@@ -263,6 +320,12 @@ alice=$(inroot id -u alice)
 printf '%s\n' "devices = glob" "glob = drm:/dev/dri/card*" "glob = input:/dev/input/event*" \
 	>"$root/etc/security/xdevices.d/check-deb.conf"
 nodes_state >"$work/nodes.before"
+# As in any chroot, services are not to be started by maintainer scripts:
+# a policy-rc.d that denies, and notes what it was asked (in /tmp/debs,
+# which the snapshots leave out).
+printf '%s\n' '#!/bin/sh' 'echo "$*" >>/tmp/debs/policy-rc.d.log' 'exit 101' \
+	>"$root/usr/sbin/policy-rc.d"
+chmod 755 "$root/usr/sbin/policy-rc.d"
 # One login session first, so that what login's own stack leaves behind
 # (/run/motd.dynamic, lastlog) is part of the baseline.
 inroot pamtester login root open_session close_session >/dev/null 2>&1
@@ -287,12 +350,29 @@ check "the module is in $suite's multiarch security dir ($module)" \
 for f in "$module" /usr/sbin/xdevices $libprefix/lib/udev/rules.d/72-xdevices.rules \
 	/etc/security/xdevices.conf /usr/share/pam-configs/xdevices \
 	/usr/share/man/man8/pam_xdevices.8.gz /usr/share/man/man8/xdevices.8.gz \
-	/usr/share/man/man5/xdevices.conf.5.gz; do
+	/usr/share/man/man5/xdevices.conf.5.gz \
+	/usr/sbin/xdevicesd /etc/init.d/xdevicesd $libprefix/lib/systemd/system/xdevicesd.service \
+	/usr/share/man/man8/xdevicesd.8.gz; do
 	check "ships $f" test -f "$root$f"
 done
-check "/etc/security/xdevices.conf is a conffile" \
-	bash -c 'chroot "$1" dpkg-query -W -f="\${Conffiles}\n" libpam-xdevices |
-		grep -q "^ /etc/security/xdevices.conf "' _ "$root"
+inroot dpkg-query -W -f='${Conffiles}\n' $pkg | awk 'NF { print $1 }' >"$work/conffiles"
+for f in /etc/security/xdevices.conf /etc/init.d/xdevicesd; do
+	check "$f is a conffile" grep -qx "$f" "$work/conffiles"
+done
+check "/usr/sbin/xdevicesd and /etc/init.d/xdevicesd are executable" \
+	test -x "$root/usr/sbin/xdevicesd" -a -x "$root/etc/init.d/xdevicesd"
+check "the init script and the unit run /usr/sbin/xdevicesd" \
+	bash -c 'grep -qx "DAEMON=/usr/sbin/xdevicesd" "$1/etc/init.d/xdevicesd" &&
+		grep -qx "ExecStart=/usr/sbin/xdevicesd" "$1$2/lib/systemd/system/xdevicesd.service"' _ "$root" "$libprefix"
+check "update-rc.d enabled xdevicesd in runlevels 2-5" \
+	bash -c 'for l in 2 3 4 5; do ls "$1"/etc/rc$l.d/S??xdevicesd >/dev/null 2>&1 || exit 1; done' _ "$root"
+check "deb-systemd-helper enabled xdevicesd.service for multi-user.target" \
+	test -L "$root/etc/systemd/system/multi-user.target.wants/xdevicesd.service"
+# "(start)": invoke-rc.d would not start it anyway, with no runlevel.
+check "the postinst asked policy-rc.d to start xdevicesd (invoke-rc.d)" \
+	grep -Eq '(^| )xdevicesd \(?start\)?( |$)' "$root/tmp/debs/policy-rc.d.log"
+check "... and, denied, did not start it" \
+	test ! -e "$root/run/xdevicesd.pid" -a -z "$(chroot_daemons)"
 check "module's libraries resolve in the chroot" \
 	bash -c 'out=$(chroot "$1" ldd "$2") && ! grep -q "not found" <<<"$out"' _ "$root" "$module"
 # login's real stack, through libpam: LD_DEBUG shows the module loaded. The
@@ -354,6 +434,63 @@ done
 inroot /usr/sbin/xdevices status
 stage_end grant
 
+# --- xdevicesd ------------------------------------------------------------
+stage "xdevicesd (the init script's start, crash and restart, stop)"
+# The daemon watches the host's VT in front in /sys/class/tty/tty0/active.
+mount -t sysfs -o ro sysfs "$root/sys"
+front=$(cat /sys/class/tty/tty0/active 2>/dev/null)
+check "the follow line is off before the daemon runs" wait_follow "follow: no"
+inroot /etc/init.d/xdevicesd start >"$work/daemon-start.log" 2>&1; rc=$?
+cat "$work/daemon-start.log"
+check "/etc/init.d/xdevicesd start" test "$rc" = 0
+sleep 0.5
+pid=$(daemon_pid)
+check "xdevicesd runs with the pid of /run/xdevicesd.pid (${pid:-none})" test -n "$pid"
+check "xdevices status: follow: yes (xdevicesd pid ${pid:-none})" \
+	wait_follow "follow: yes (xdevicesd pid ${pid:-none})"
+check "/etc/init.d/xdevicesd status says it runs" inroot /etc/init.d/xdevicesd status
+inroot /usr/sbin/xdevicesd >/dev/null 2>&1; rc=$?
+check "a second xdevicesd exits 5 (the lock is held), not $rc" test "$rc" = 5
+# alice's session is on tty$vt (its leader, pamtester, is gone) and the
+# host's VT in front is another one: nothing stays granted to her.
+if [ -n "$front" ] && [ "$front" != "tty$vt" ]; then
+	for n in dri/card0 input/event0; do
+		check "/dev/$n: the daemon took alice's grant off ($front is in front, not tty$vt)" \
+			lacks_acl "$root/dev/$n" "$alice"
+	done
+else
+	echo "the host's VT in front is '${front:-unknown}': no check of the follow rule's grants"
+fi
+inroot /usr/sbin/xdevices status
+# A crash: the follow line stays and says the daemon is gone; the init
+# script's start runs a new one, which takes over.
+if [ -n "$pid" ]; then
+	kill -KILL "$pid"
+	for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+fi
+check "after SIGKILL: follow: yes (xdevicesd pid ${pid:-none} is gone; restart it)" \
+	wait_follow "follow: yes (xdevicesd pid ${pid:-none} is gone; restart it)"
+inroot /etc/init.d/xdevicesd status >/dev/null 2>&1; rc=$?
+check "after SIGKILL the init script's status is 1 (dead, pid file left), not $rc" test "$rc" = 1
+inroot /etc/init.d/xdevicesd start >/dev/null 2>&1; rc=$?
+sleep 0.5
+pid2=$(daemon_pid)
+check "/etc/init.d/xdevicesd start after the crash runs a new daemon (${pid2:-none})" \
+	test "$rc" = 0 -a -n "$pid2" -a "$pid2" != "$pid"
+check "xdevices status: follow: yes (xdevicesd pid ${pid2:-none})" \
+	wait_follow "follow: yes (xdevicesd pid ${pid2:-none})"
+inroot /etc/init.d/xdevicesd stop >"$work/daemon-stop.log" 2>&1; rc=$?
+cat "$work/daemon-stop.log"
+check "/etc/init.d/xdevicesd stop" test "$rc" = 0
+check "xdevicesd is gone and its pid file too" \
+	test -z "$(chroot_daemons)" -a ! -e "$root/run/xdevicesd.pid"
+check "xdevices status: follow: no" wait_follow "follow: no"
+inroot /etc/init.d/xdevicesd status >/dev/null 2>&1; rc=$?
+check "after stop the init script's status is 3 (not running), not $rc" test "$rc" = 3
+inroot /usr/sbin/xdevices status
+umount "$root/sys"
+stage_end xdevicesd
+
 # --- remove ---------------------------------------------------------------
 stage "remove"
 inroot dpkg -r $pkg >"$work/remove.log" 2>&1; rc=$?
@@ -382,8 +519,12 @@ check "login sessions still open and close after removal" \
 check "libpam no longer loads pam_xdevices.so" \
 	bash -c 'grep -q "calling init" "$1" && ! grep -q pam_xdevices "$1"' _ "$work/pamtester-removed.log"
 check "removal keeps /etc/security/xdevices.conf" test -f "$root/etc/security/xdevices.conf"
+check "removal keeps /etc/init.d/xdevicesd, no longer executable" \
+	test -f "$root/etc/init.d/xdevicesd" -a ! -x "$root/etc/init.d/xdevicesd"
+check "the prerm asked policy-rc.d to stop xdevicesd (invoke-rc.d)" \
+	grep -Eq '(^| )xdevicesd stop( |$)' "$root/tmp/debs/policy-rc.d.log"
 left=$(while read -r f; do
-	[ "$f" = /etc/security/xdevices.conf ] && continue
+	grep -qx "$f" "$work/conffiles" && continue
 	[ -d "$root$f" ] && continue
 	[ -f "$root$f" ] || [ -L "$root$f" ] && echo "$f"
 done <"$work/files")
@@ -397,6 +538,8 @@ check "package is gone from dpkg's database" \
 	bash -c 'chroot "$1" dpkg-query -W login >/dev/null &&
 		! chroot "$1" dpkg-query -W libpam-xdevices >/dev/null 2>&1' _ "$root"
 check "purge removed /etc/security/xdevices.conf" test ! -e "$root/etc/security/xdevices.conf"
+check "purge removed /etc/init.d/xdevicesd and its rc.d links" \
+	bash -c '! ls "$1"/etc/init.d/xdevicesd "$1"/etc/rc?.d/[SK]??xdevicesd 2>/dev/null | grep -q .' _ "$root"
 check "common-session is byte-identical to before install" \
 	cmp -s "$work/common-session.before" "$root/etc/pam.d/common-session"
 snapshot "$work/after"

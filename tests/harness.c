@@ -187,6 +187,12 @@ int h_init(void) {
                         }
                         sleep(1);
                 }
+        /* A test talks to children it may have killed: a write into a dead
+         * child's pipe must fail with EPIPE, which the caller reads as that
+         * death, not kill the test with SIGPIPE. Programs the tests exec get
+         * the default back (h_run_helper). */
+        if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+                die("SIGPIPE");
         if (unshare(CLONE_NEWNS) < 0)
                 die("unshare");
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -212,6 +218,18 @@ int h_init(void) {
         }
         fprintf(stderr, "harness: no %d free VTs between 20 and 63\n", H_N_VTS);
         exit(99);
+}
+
+const char *h_use_fault_build(void) {
+        const char *helper = getenv("XDEV_TEST_HELPER"), *module = getenv("XDEV_TEST_MODULE");
+
+        if (!helper || !module) {
+                fprintf(stderr, "XDEV_TEST_HELPER and XDEV_TEST_MODULE must be set\n");
+                exit(99);
+        }
+        if (setenv("XDEV_MODULE", module, 1) < 0) /* h_fresh writes it into the service file */
+                die("setenv");
+        return helper;
 }
 
 static const char default_conf[] =
@@ -290,7 +308,8 @@ char *h_log_take(void) {
         buf = calloc(1, cap);
         if (!buf)
                 die("calloc");
-        for (int tries = 0; tries < 500; tries++) {
+        /* Bounded at 60 s; the logger child may be slow to run under load. */
+        for (int tries = 0; tries < 6000; tries++) {
                 fd = open(H_ROOT "/syslog", O_RDONLY | O_CLOEXEC);
                 if (fd < 0)
                         die("syslog file");
@@ -401,7 +420,7 @@ static int conv(int n, const struct pam_message **msg, struct pam_response **res
 static void child_session(const char *user, int vt, const struct h_opts *o, int in, int out) {
         struct pam_conv c = { conv, NULL };
         pam_handle_t *pamh = NULL;
-        char tty[32], path[32], cmd, reply[128];
+        char tty[32], path[32], cmd[128] = "", reply[128];
         const char *v;
         int r;
 
@@ -443,7 +462,10 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                 (void) pam_set_item(pamh, PAM_RUSER, o->ruser);
         for (const char **e = o->env; e && *e; e++)
                 (void) pam_putenv(pamh, *e);
+        if (o->fault)
+                (void) setenv("XDEV_FAULT", o->fault, 1);
         r = pam_open_session(pamh, 0);
+        (void) unsetenv("XDEV_FAULT");
         if (o->detach && ttyfd >= 0) {
                 /* util-linux login's fork_session(): the parent drops the
                  * tty, the child leads a new session on it */
@@ -484,21 +506,29 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                         pam_getenv(pamh, "XDG_SEAT") ? pam_getenv(pamh, "XDG_SEAT") : "-");
         if (write(out, reply, strlen(reply) + 1) < 0)
                 _exit(96);
-        if (read(in, &cmd, 1) != 1)
+        /* "c" then the fault to close with, if any; "x": exit without
+         * closing (h_session_exit); "k": end the detached child first
+         * (h_session_end_child), then "c" */
+        if (read(in, cmd, sizeof cmd - 1) <= 0)
                 _exit(95);
-        if (cmd == 'x')
-                _exit(0); /* gone without closing: for h_session_exit */
-        if (cmd == 'k' && shell > 0) {
+        if (cmd[0] == 'x')
+                _exit(0);
+        if (cmd[0] == 'k' && shell > 0) {
                 (void) kill(shell, SIGKILL);
                 (void) waitpid(shell, NULL, 0);
                 shell = 0;
-                if (write(out, "k", 1) != 1 || read(in, &cmd, 1) != 1)
+                memset(cmd, 0, sizeof cmd);
+                if (write(out, "k", 1) != 1 || read(in, cmd, sizeof cmd - 1) <= 0)
                         _exit(95);
         }
+        if (cmd[0] != 'c')
+                _exit(95);
         if (shell > 0) {
                 (void) kill(shell, SIGKILL);
                 (void) waitpid(shell, NULL, 0);
         }
+        if (cmd[1])
+                (void) setenv("XDEV_FAULT", cmd + 1, 1);
         r = r == PAM_SUCCESS ? pam_close_session(pamh, 0) : PAM_SUCCESS;
         pam_end(pamh, r);
         closelog(); /* pam_syslog's socket is libc's, not a leak of ours */
@@ -509,15 +539,15 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
         _exit(r == PAM_SUCCESS ? 0 : 10 + (r & 0x7f));
 }
 
-struct h_session *h_session_open(const char *user, int vt, const struct h_opts *opts) {
+struct h_session *h_session_start(const char *user, int vt, const struct h_opts *opts) {
         static const struct h_opts none;
         struct h_session *s = calloc(1, sizeof *s);
         int to[2], from[2];
-        char reply[128] = "";
-        ssize_t n;
 
         if (!s || pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0)
                 die("pipe");
+        s->faulty = opts && opts->fault;
+        s->open_ret = -1;
         fflush(NULL);
         s->pid = fork();
         if (s->pid < 0)
@@ -531,9 +561,18 @@ struct h_session *h_session_open(const char *user, int vt, const struct h_opts *
         (void) close(from[1]);
         s->to_child = to[1];
         s->from_child = from[0];
+        return s;
+}
+
+int h_session_opened(struct h_session *s) {
+        char reply[128] = "";
+        ssize_t n;
+
         n = read(s->from_child, reply, sizeof reply - 1);
         if (n <= 0) {
                 int status = 0;
+                if (s->faulty)
+                        return s->open_ret = -1; /* h_session_close_status reaps it */
                 (void) waitpid(s->pid, &status, 0);
                 fprintf(stderr, "harness: session child died before open_session returned (status %d)\n", status);
                 exit(99);
@@ -541,19 +580,35 @@ struct h_session *h_session_open(const char *user, int vt, const struct h_opts *
         reply[n] = '\0';
         if (sscanf(reply, "%d %31s %31s", &s->open_ret, s->xdg_vtnr, s->xdg_seat) != 3)
                 die("reply");
+        return s->open_ret;
+}
+
+struct h_session *h_session_open(const char *user, int vt, const struct h_opts *opts) {
+        struct h_session *s = h_session_start(user, vt, opts);
+
+        (void) h_session_opened(s);
         return s;
 }
 
-int h_session_close(struct h_session *s) {
+int h_session_close_status(struct h_session *s, const char *fault) {
+        char cmd[128];
         int status = 0;
 
-        if (write(s->to_child, "c", 1) != 1)
+        (void) snprintf(cmd, sizeof cmd, "c%s", fault ? fault : "");
+        /* EPIPE: the child is already gone; its status says how. */
+        if (s->open_ret != -1 && write(s->to_child, cmd, strlen(cmd) + 1) < 0 && errno != EPIPE)
                 die("write");
         if (waitpid(s->pid, &status, 0) < 0)
                 die("waitpid");
         (void) close(s->to_child);
         (void) close(s->from_child);
         free(s);
+        return status;
+}
+
+int h_session_close(struct h_session *s) {
+        int status = h_session_close_status(s, NULL);
+
         if (!WIFEXITED(status))
                 return -1;
         return WEXITSTATUS(status) == 0 ? PAM_SUCCESS : WEXITSTATUS(status) - 10;
@@ -615,6 +670,7 @@ int h_run_helper(const char *const *argv, const char *const *env, char **ret_err
         if (pid < 0)
                 die("fork");
         if (pid == 0) {
+                (void) signal(SIGPIPE, SIG_DFL);
                 (void) dup2(errpipe[1], STDERR_FILENO);
                 (void) dup2(errpipe[1], STDOUT_FILENO);
                 execve(argv[0], (char *const *) argv, (char *const *) env);

@@ -32,6 +32,11 @@ int h_init(void);
 extern int h_vt;  /* first test VT */
 extern int h_lock_waited; /* seconds h_init waited for the test lock (H_LOCK_WAIT) */
 
+/* For tests of the fault-point build: the module (XDEV_TEST_MODULE) goes
+ * into the service files h_fresh writes; returns the fault-point helper
+ * (XDEV_TEST_HELPER). Exits 99 if either is not set. */
+const char *h_use_fault_build(void);
+
 /* Recreates /dev nodes, empties /run/xdevices, writes CONF (NULL: the
  * default test config) and the PAM service file with module ARGS. */
 void h_fresh(const char *conf, const char *args);
@@ -47,7 +52,8 @@ const char *h_acl_of(const char *path, uid_t uid);
 struct h_session {
         pid_t pid;
         int to_child, from_child;
-        int open_ret;
+        int open_ret;          /* -1: the child died in open_session (only with a fault) */
+        bool faulty;           /* opened with h_opts.fault */
         char xdg_vtnr[32];
         char xdg_seat[32];
 };
@@ -64,12 +70,30 @@ struct h_opts {
                                 * as the tty of a session of its own */
         const char *service;   /* default H_SERVICE */
         const char **env;      /* NULL-terminated "K=V" put with pam_putenv before open */
+        const char *fault;     /* XDEV_FAULT while open_session runs (the fault-point
+                                * module): the child may die or stop there */
 };
+
+/* The session child: one process per login, its controlling tty the VT,
+ * running the real libpam. It is SIGKILLed, stopped and closed with faults
+ * by the tests; writes into its pipe after it died fail with EPIPE (h_init
+ * ignores SIGPIPE), which these functions read as its death. */
 
 /* Starts a session for USER on VT; returns after open_session returned. */
 struct h_session *h_session_open(const char *user, int vt, const struct h_opts *opts);
-/* Runs close_session in the child; returns its PAM code. */
+/* The two halves of h_session_open: start forks the child and returns at
+ * once (a ":stop" fault leaves it stopped at its point); opened reads
+ * open_session's result into S->open_ret and returns it: -1 when the child
+ * died in open_session, which only a session started with a fault may do
+ * (otherwise the test program exits 99). */
+struct h_session *h_session_start(const char *user, int vt, const struct h_opts *opts);
+int h_session_opened(struct h_session *s);
+/* Runs close_session in the child; returns its PAM code (-1: it died). */
 int h_session_close(struct h_session *s);
+/* Runs close_session with XDEV_FAULT=FAULT (NULL: none), or only reaps the
+ * child if it is already dead; frees S and returns the child's wait status
+ * (exit 0: closed; 10+code: close_session failed; 94: fds left open). */
+int h_session_close_status(struct h_session *s, const char *fault);
 /* SIGKILLs the session's leader and reaps it. */
 void h_session_kill(struct h_session *s);
 /* The leader exits without closing its session and is not waited for: it

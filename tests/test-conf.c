@@ -14,6 +14,7 @@
 
 #include "conf.h"
 #include "util.h"
+#include "runner.h"
 
 static char logbuf[4096];
 
@@ -249,10 +250,4 @@ static Suite *suite(void) {
         return s;
 }
 
-int main(void) {
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
-}
+H_CHECK_MAIN(suite)

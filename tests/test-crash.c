@@ -6,13 +6,10 @@
 #include "config.h"
 
 #include <check.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -20,6 +17,7 @@
 #include <security/pam_appl.h>
 
 #include "harness.h"
+#include "runner.h"
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
@@ -43,85 +41,11 @@ static void assert_no_dead_sessions(const char *when) {
         free(out);
 }
 
-static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
-        (void) n, (void) msg, (void) data;
-        *resp = NULL;
-        return PAM_CONV_ERR;
-}
-
-/* A login whose open_session runs with XDEV_FAULT=OPEN_FAULT; the child
- * waits for "c<fault>" to close with that fault. */
-struct raw {
-        pid_t pid;
-        int to, from;
-        int open_ret;   /* -1: the child died in open_session */
-};
-
-static void raw_child(const char *user, int vt, const char *fault, int in, int out) {
-        struct pam_conv c = { conv, NULL };
-        pam_handle_t *pamh = NULL;
-        char path[32], tty[32], cmd[128] = "";
-        int fd, r;
-
-        (void) setsid();
-        snprintf(path, sizeof path, "/dev/tty%d", vt);
-        fd = open(path, O_RDWR | O_NOFOLLOW);
-        if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
-                _exit(98);
-        snprintf(tty, sizeof tty, "tty%d", vt);
-        if (pam_start_confdir(H_SERVICE, user, &c, H_PAMDIR, &pamh) != PAM_SUCCESS)
-                _exit(97);
-        (void) pam_set_item(pamh, PAM_TTY, tty);
-        if (fault)
-                setenv("XDEV_FAULT", fault, 1);
-        r = pam_open_session(pamh, 0);
-        unsetenv("XDEV_FAULT");
-        if (write(out, &r, sizeof r) != sizeof r)
-                _exit(96);
-        if (read(in, cmd, sizeof cmd - 1) <= 0)
-                _exit(95);
-        if (cmd[1])
-                setenv("XDEV_FAULT", cmd + 1, 1);
-        r = r == PAM_SUCCESS ? pam_close_session(pamh, 0) : PAM_SUCCESS;
-        pam_end(pamh, r);
-        _exit(r == PAM_SUCCESS ? 0 : 10 + (r & 0x7f));
-}
-
-static struct raw raw_open(const char *user, int vt, const char *fault) {
-        struct raw s = { .open_ret = -1 };
-        int to[2], from[2];
-
-        ck_assert_int_eq(pipe2(to, O_CLOEXEC), 0);
-        ck_assert_int_eq(pipe2(from, O_CLOEXEC), 0);
-        fflush(NULL);
-        s.pid = fork();
-        ck_assert_int_ge(s.pid, 0);
-        if (s.pid == 0) {
-                close(to[1]);
-                close(from[0]);
-                raw_child(user, vt, fault, to[0], from[1]);
-        }
-        close(to[0]);
-        close(from[1]);
-        s.to = to[1];
-        s.from = from[0];
-        if (read(s.from, &s.open_ret, sizeof s.open_ret) != sizeof s.open_ret)
-                s.open_ret = -1;
-        return s;
-}
-
-/* Returns the child's wait status after it closed (or died closing). */
-static int raw_close(struct raw *s, const char *fault) {
-        char cmd[128];
-        int status = 0;
-
-        snprintf(cmd, sizeof cmd, "c%s", fault ? fault : "");
-        if (s->open_ret != -1)
-                (void) write(s->to, cmd, strlen(cmd) + 1);
-        (void) waitpid(s->pid, &status, 0);
-        close(s->to);
-        close(s->from);
-        return status;
+/* A login whose open_session runs with XDEV_FAULT=FAULT (NULL: none); the
+ * harness child may die at the fault, then open_ret is -1. */
+static struct h_session *fault_open(const char *user, int vt, const char *fault) {
+        struct h_opts o = { .fault = fault };
+        return h_session_open(user, vt, &o);
 }
 
 static bool killed(int status) {
@@ -151,8 +75,8 @@ START_TEST(test_kill_during_open_then_gc_restores) {
         const char *fault = open_faults[_i];
         struct h_snap before;
         h_snap_take(&before);
-        struct raw a = raw_open("xdalice", h_vt, fault);
-        int status = raw_close(&a, NULL);
+        struct h_session *a = fault_open("xdalice", h_vt, fault);
+        int status = h_session_close_status(a, NULL);
         ck_assert_msg(killed(status), "%s: the opener was not killed (status %#x)", fault, status);
         int r = helper_run(NULL, "gc", NULL, NULL);
         ck_assert_msg(r == 0, "%s: gc exited %d", fault, r);
@@ -166,8 +90,8 @@ START_TEST(test_kill_during_open_then_next_login_restores) {
         const char *fault = open_faults[_i];
         struct h_snap before;
         h_snap_take(&before);
-        struct raw a = raw_open("xdalice", h_vt, fault);
-        ck_assert_msg(killed(raw_close(&a, NULL)), "%s: the opener was not killed", fault);
+        struct h_session *a = fault_open("xdalice", h_vt, fault);
+        ck_assert_msg(killed(h_session_close_status(a, NULL)), "%s: the opener was not killed", fault);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_BOB), "rw");
@@ -188,8 +112,8 @@ START_TEST(test_kill_during_second_login_keeps_first) {
         h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
-        struct raw b = raw_open("xdbob", h_vt + 1, fault);
-        int status = raw_close(&b, NULL);
+        struct h_session *b = fault_open("xdbob", h_vt + 1, fault);
+        int status = h_session_close_status(b, NULL);
         /* bob gets only his VT, so late points may not be reached */
         ck_assert_msg(killed(status) || WIFEXITED(status), "%s: status %#x", fault, status);
         ck_assert_int_eq(helper_run(NULL, "gc", NULL, NULL), 0);
@@ -218,9 +142,9 @@ START_TEST(test_kill_during_close_then_gc_restores) {
         const char *fault = close_faults[_i];
         struct h_snap before;
         h_snap_take(&before);
-        struct raw a = raw_open("xdalice", h_vt, NULL);
-        ck_assert_int_eq(a.open_ret, PAM_SUCCESS);
-        int status = raw_close(&a, fault);
+        struct h_session *a = fault_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        int status = h_session_close_status(a, fault);
         ck_assert_msg(killed(status), "%s: the closer was not killed (status %#x)", fault, status);
         ck_assert_int_eq(helper_run(NULL, "gc", NULL, NULL), 0);
         h_snap_assert_equal(&before, fault);
@@ -235,8 +159,8 @@ START_TEST(test_kill_during_apply_and_gc) {
         struct h_snap before;
         h_snap_take(&before);
         char *orig = h_node_describe("/dev/input/event0");
-        struct raw a = raw_open("xdalice", h_vt, NULL);
-        ck_assert_int_eq(a.open_ret, PAM_SUCCESS);
+        struct h_session *a = fault_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         /* event0 taken back as if just plugged in: udev's apply dies */
         ck_assert_int_eq(unlink("/dev/input/event0"), 0);
         ck_assert_int_eq(mknod("/dev/input/event0", S_IFCHR | 0660, makedev(13, 64)), 0);
@@ -249,8 +173,8 @@ START_TEST(test_kill_during_apply_and_gc) {
                 ck_assert_int_eq(h_run_helper(argv, env, NULL), 128 + SIGKILL);
         }
         /* the leader dies too, and the first gc dies half way */
-        kill(a.pid, SIGKILL);
-        (void) raw_close(&a, NULL);
+        ck_assert_int_eq(kill(a->pid, SIGKILL), 0);
+        ck_assert_msg(killed(h_session_close_status(a, NULL)), "the leader was not killed");
         ck_assert_int_eq(helper_run("node-converge:kill@3", "gc", NULL, NULL), 128 + SIGKILL);
         ck_assert_int_eq(helper_run(NULL, "gc", NULL, NULL), 0);
         char *now = h_node_describe("/dev/input/event0");
@@ -287,17 +211,7 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-        h_init();
-        helper = getenv("XDEV_TEST_HELPER");
-        const char *module = getenv("XDEV_TEST_MODULE");
-        if (!helper || !module) {
-                fprintf(stderr, "XDEV_TEST_HELPER and XDEV_TEST_MODULE must be set\n");
-                return 99;
-        }
-        setenv("XDEV_MODULE", module, 1); /* h_fresh writes it into the service file */
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        (void) h_init();
+        helper = h_use_fault_build();
+        return h_suite_run(suite());
 }

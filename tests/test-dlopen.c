@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner.h"
+
 static const char *module(void) {
         const char *m = getenv("XDEV_MODULE");
         return m ? m : "../pam_xdevices/.libs/pam_xdevices.so";
@@ -47,15 +49,13 @@ START_TEST(test_exports_only_entry_points) {
 }
 END_TEST
 
-int main(void) {
+static Suite *suite(void) {
         Suite *s = suite_create("dlopen");
         TCase *tc = tcase_create("module");
         tcase_add_test(tc, test_loads_with_now);
         tcase_add_test(tc, test_exports_only_entry_points);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return s;
 }
+
+H_CHECK_MAIN(suite)

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -21,6 +20,7 @@
 #include <security/pam_appl.h>
 
 #include "harness.h"
+#include "runner.h"
 
 static const char *helper;
 
@@ -50,13 +50,7 @@ static void fresh(void) {
 }
 
 /* ---- a login run step by step, defined below ---- */
-struct raw {
-        pid_t pid;
-        int to, from;
-};
-static struct raw raw_start(const char *user, int vt, const char *fault);
-static int raw_opened(struct raw *s);
-static int raw_close(struct raw *s, const char *fault);
+
 
 /* ---- state writes ---- */
 
@@ -162,10 +156,10 @@ END_TEST
 START_TEST(test_eio_on_pruning_save_is_repaired) {
         struct h_snap before;
         h_snap_take(&before);
-        struct raw a = raw_start("xdalice", h_vt, NULL);
-        ck_assert_int_eq(raw_opened(&a), PAM_SUCCESS);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         /* logout restores every node, then cannot drop them from the ledger */
-        int status = raw_close(&a, "state-write:EIO@2");
+        int status = h_session_close_status(a, "state-write:EIO@2");
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "logout status %#x", status);
         h_snap_assert_equal(&before, "EIO after restoring");
         char *log = h_log_take();
@@ -269,78 +263,22 @@ END_TEST
 
 /* ---- nodes vanishing or swapped while the grants are being applied ---- */
 
-static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
-        (void) n, (void) msg, (void) data;
-        *resp = NULL;
-        return PAM_CONV_ERR;
-}
+/* open_session in the harness child with XDEV_FAULT=FAULT, a ":stop" point:
+ * returns with the child stopped there; open_continue continues it and
+ * returns open_session's result. */
+static struct h_session *open_stopped_at(const char *user, int vt, const char *fault) {
+        struct h_opts o = { .fault = fault };
+        struct h_session *s = h_session_start(user, vt, &o);
+        int status;
 
-/* open_session in a child with XDEV_FAULT=FAULT; with a ":stop" point it
- * returns with the child stopped there; raw_opened continues it and returns
- * open_session's result; raw_close closes with another fault. */
-
-static struct raw raw_start(const char *user, int vt, const char *fault) {
-        struct raw s;
-        int to[2], from[2], status;
-
-        ck_assert_int_eq(pipe2(to, O_CLOEXEC), 0);
-        ck_assert_int_eq(pipe2(from, O_CLOEXEC), 0);
-        fflush(NULL);
-        s.pid = fork();
-        ck_assert_int_ge(s.pid, 0);
-        if (s.pid == 0) {
-                struct pam_conv c = { conv, NULL };
-                pam_handle_t *pamh = NULL;
-                char path[32], tty[32], cmd[128] = "";
-                int fd, r;
-                (void) setsid();
-                snprintf(path, sizeof path, "/dev/tty%d", vt);
-                fd = open(path, O_RDWR | O_NOFOLLOW);
-                if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
-                        _exit(98);
-                snprintf(tty, sizeof tty, "tty%d", vt);
-                if (pam_start_confdir(H_SERVICE, user, &c, H_PAMDIR, &pamh) != PAM_SUCCESS)
-                        _exit(97);
-                (void) pam_set_item(pamh, PAM_TTY, tty);
-                if (fault)
-                        setenv("XDEV_FAULT", fault, 1);
-                r = pam_open_session(pamh, 0);
-                unsetenv("XDEV_FAULT");
-                if (write(from[1], &r, sizeof r) != sizeof r || read(to[0], cmd, sizeof cmd - 1) <= 0)
-                        _exit(96);
-                if (cmd[1])
-                        setenv("XDEV_FAULT", cmd + 1, 1);
-                r = r == PAM_SUCCESS ? pam_close_session(pamh, 0) : PAM_SUCCESS;
-                pam_end(pamh, r);
-                _exit(r == PAM_SUCCESS ? 0 : 10 + (r & 0x7f));
-        }
-        close(to[0]);
-        close(from[1]);
-        s.to = to[1];
-        s.from = from[0];
-        if (fault && strstr(fault, ":stop")) {
-                ck_assert_int_eq(waitpid(s.pid, &status, WUNTRACED), s.pid);
-                ck_assert_msg(WIFSTOPPED(status), "the opener did not stop at %s (status %#x)", fault, status);
-        }
+        ck_assert_int_eq(waitpid(s->pid, &status, WUNTRACED), s->pid);
+        ck_assert_msg(WIFSTOPPED(status), "the opener did not stop at %s (status %#x)", fault, status);
         return s;
 }
 
-static int raw_opened(struct raw *s) {
-        int r = -1;
+static int open_continue(struct h_session *s) {
         (void) kill(s->pid, SIGCONT);
-        ck_assert_int_eq(read(s->from, &r, sizeof r), (ssize_t) sizeof r);
-        return r;
-}
-
-static int raw_close(struct raw *s, const char *fault) {
-        char cmd[128];
-        int status;
-        snprintf(cmd, sizeof cmd, "c%s", fault ? fault : "");
-        ck_assert_int_eq(write(s->to, cmd, strlen(cmd) + 1), (ssize_t) strlen(cmd) + 1);
-        ck_assert_int_eq(waitpid(s->pid, &status, 0), s->pid);
-        close(s->to);
-        close(s->from);
-        return status;
+        return h_session_opened(s);
 }
 
 START_TEST(test_nodes_vanish_and_swap_mid_walk) {
@@ -348,14 +286,14 @@ START_TEST(test_nodes_vanish_and_swap_mid_walk) {
         h_snap_take(&before);
         char *shadow = h_node_describe("/etc/shadow");
         /* stopped while converging the first node, ledger already saved */
-        struct raw a = raw_start("xdalice", h_vt, "node-converge:stop@1");
+        struct h_session *a = open_stopped_at("xdalice", h_vt, "node-converge:stop@1");
         ck_assert_int_eq(unlink("/dev/input/event1"), 0);
         ck_assert_int_eq(unlink("/dev/input/mouse0"), 0);
         ck_assert_int_eq(symlink("/etc/shadow", "/dev/input/mouse0"), 0);
         ck_assert_int_eq(unlink("/dev/input/js0"), 0);
         ck_assert_int_eq(mknod("/dev/input/js0", S_IFCHR | 0600, makedev(13, 0)), 0); /* same rdev, new inode */
         char *js0 = h_node_describe("/dev/input/js0");
-        int r = raw_opened(&a);
+        int r = open_continue(a);
         ck_assert_int_eq(r, PAM_SUCCESS);
         ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
         ck_assert_str_eq(h_acl_of("/dev/input/event0", H_UID_ALICE), "rw");
@@ -369,7 +307,7 @@ START_TEST(test_nodes_vanish_and_swap_mid_walk) {
         assert_logged(log, "\"/dev/input/event1\" is gone since it was recorded", "vanished node");
         assert_logged(log, "\"/dev/input/mouse0\" was replaced by another node", "symlinked node");
         free(log);
-        int status = raw_close(&a, NULL);
+        int status = h_session_close_status(a, NULL);
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "logout status %#x", status);
         now = h_node_describe("/etc/shadow");
         ck_assert_str_eq(now, shadow);
@@ -399,18 +337,18 @@ END_TEST
  * and change): the change goes to the fd that was checked. */
 START_TEST(test_node_swapped_after_open_is_never_followed) {
         char *shadow = h_node_describe("/etc/shadow");
-        struct raw a = raw_start("xdalice", h_vt, "node-converge:stop@3");
+        struct h_session *a = open_stopped_at("xdalice", h_vt, "node-converge:stop@3");
         /* whichever node it holds open now, swap them all */
         for (size_t i = 0; i < h_n_shared_nodes; i++) {
                 ck_assert_int_eq(unlink(h_shared_nodes[i]), 0);
                 ck_assert_int_eq(symlink("/etc/shadow", h_shared_nodes[i]), 0);
         }
-        ck_assert_int_eq(raw_opened(&a), PAM_SUCCESS);
+        ck_assert_int_eq(open_continue(a), PAM_SUCCESS);
         char *now = h_node_describe("/etc/shadow");
         ck_assert_str_eq(now, shadow);
         free(now);
         ck_assert_str_eq(h_acl_of("/etc/shadow", H_UID_ALICE), "");
-        int status = raw_close(&a, NULL);
+        int status = h_session_close_status(a, NULL);
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "logout status %#x", status);
         now = h_node_describe("/etc/shadow");
         ck_assert_str_eq(now, shadow);
@@ -440,17 +378,7 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-        h_init();
-        helper = getenv("XDEV_TEST_HELPER");
-        const char *module = getenv("XDEV_TEST_MODULE");
-        if (!helper || !module) {
-                fprintf(stderr, "XDEV_TEST_HELPER and XDEV_TEST_MODULE must be set\n");
-                return 99;
-        }
-        setenv("XDEV_MODULE", module, 1);
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        (void) h_init();
+        helper = h_use_fault_build();
+        return h_suite_run(suite());
 }

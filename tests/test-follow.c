@@ -21,6 +21,7 @@
 #include <security/pam_appl.h>
 
 #include "harness.h"
+#include "runner.h"
 
 #define WAIT_MS 10000
 
@@ -368,10 +369,6 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-        h_init();
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        (void) h_init();
+        return h_suite_run(suite());
 }

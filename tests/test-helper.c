@@ -16,6 +16,7 @@
 #include <security/pam_appl.h>
 
 #include "harness.h"
+#include "runner.h"
 
 static const char *helper(void) {
         const char *h = getenv("XDEV_HELPER");
@@ -290,10 +291,6 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-        h_init();
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        (void) h_init();
+        return h_suite_run(suite());
 }

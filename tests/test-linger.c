@@ -28,6 +28,7 @@
 #include "harness.h"
 #include "util.h"
 #include "linger.h"
+#include "runner.h"
 
 static char logbuf[16384];
 
@@ -63,8 +64,9 @@ static struct holder holder_start_n(const char *path, uid_t uid, bool ignore_ter
                 for (int i = 0; i < n; i++)
                         if (path && open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
                                 _exit(10);
-                if (ignore_term)
-                        (void) signal(SIGTERM, SIG_IGN);
+                /* never check's handler, which signals the test's process
+                 * group: a holder of the same user would take the others */
+                (void) signal(SIGTERM, ignore_term ? SIG_IGN : SIG_DFL);
                 if (uid != 0 && (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
                         _exit(11);
                 (void) write(p[1], "r", 1);
@@ -106,6 +108,7 @@ static struct holder holder_start_hidden(const char *path, uid_t uid) {
         if (h.pid == 0) {
                 struct thread_arg a = { .path = path };
                 pthread_t t;
+                (void) signal(SIGTERM, SIG_DFL);
                 if (pipe(a.ready) < 0 || pthread_create(&t, NULL, thread_hide_fd, &a) != 0 ||
                     read(a.ready[0], &c, 1) != 1 || c != 'r')
                         _exit(10);
@@ -167,6 +170,7 @@ static struct holder holder_start_uring(const char *path, uid_t uid) {
         ck_assert_int_ge(h.pid, 0);
         if (h.pid == 0) {
                 struct io_uring_params params = { 0 };
+                (void) signal(SIGTERM, SIG_DFL);
                 int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
                 int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
                 c = 'x';
@@ -224,8 +228,11 @@ static struct xdev_linger_counts sweep(enum xdev_linger policy, const struct xde
         struct xdev_linger_opts o = extra ? *extra : (struct xdev_linger_opts) { 0 };
         struct xdev_linger_counts c;
         o.policy = policy;
+        /* The grace period only bounds the wait: a holder that dies of
+         * SIGTERM ends it at once. A short one made a holder that was not
+         * scheduled in time under load die of SIGKILL instead. */
         if (!o.grace_ms)
-                o.grace_ms = 300;
+                o.grace_ms = XDEV_LINGER_GRACE_MAX_MS;
         ck_assert_int_eq(xdev_linger_sweep(&vt_target, 1, &o, &test_log, &c), 0);
         return c;
 }
@@ -266,7 +273,9 @@ START_TEST(test_kill_sends_sigkill_after_grace) {
         clock_gettime(CLOCK_MONOTONIC, &b);
         long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
         ck_assert_uint_eq(c.terminated, 1);
-        ck_assert_msg(ms >= 400 && ms < 2500, "took %ld ms for a 400 ms grace", ms);
+        /* Only the lower bound is the behaviour; the upper one just says the
+         * sweep did not wait for ever, with room for a loaded machine. */
+        ck_assert_msg(ms >= 400 && ms < 400 + XDEV_LINGER_GRACE_MAX_MS, "took %ld ms for a 400 ms grace", ms);
         ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
         h.reaped = true;
         ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL, "status %#x", h.status);
@@ -439,18 +448,18 @@ END_TEST
 
 START_TEST(test_report_only_lists_and_changes_nothing) {
         struct holder h = holder_start(vtpath, H_UID_ALICE, false);
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        struct xdev_linger_opts o = { .report_only = true, .report = f };
+        struct xdev_linger_report report = { 0 };
+        struct xdev_linger_opts o = { .report_only = true, .report = &report };
         struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
-        fclose(f);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert(holder_alive(&h));
-        char want[64];
-        snprintf(want, sizeof want, "pid %-7d", (int) h.pid);
-        ck_assert_msg(strstr(buf, want) && strstr(buf, vtpath), "report: %s", buf);
-        free(buf);
+        ck_assert_uint_eq(report.n, 1);
+        ck_assert_int_eq(report.items[0].pid, h.pid);
+        ck_assert_uint_eq(report.items[0].uid, H_UID_ALICE);
+        ck_assert_str_eq(report.items[0].path, vtpath);
+        ck_assert_int_ge(report.items[0].fd, 0);
+        ck_assert_int_eq(report.items[0].thread, 0);
+        xdev_linger_report_free(&report);
         holder_stop(&h);
 }
 END_TEST
@@ -458,7 +467,7 @@ END_TEST
 /* The module: logout of the holder sweeps what it held (tty0 here, the one
  * shared node that opens on the host). */
 static const char console_conf[] =
-        "devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\nlinger_grace = 300\n";
+        "devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\nlinger_grace = 30000\n";
 
 static void conf_with(const char *extra) {
         char conf[512];
@@ -646,9 +655,5 @@ static Suite *suite(void) {
 
 int main(void) {
         (void) h_init();
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return h_suite_run(suite());
 }

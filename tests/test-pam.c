@@ -14,6 +14,7 @@
 #include <security/pam_appl.h>
 
 #include "harness.h"
+#include "runner.h"
 
 static void assert_shared(uid_t uid, const char *perm) {
         for (size_t i = 0; i < h_n_shared_nodes; i++) {
@@ -423,10 +424,6 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-        h_init();
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        (void) h_init();
+        return h_suite_run(suite());
 }

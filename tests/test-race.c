@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "state.h"
+#include "runner.h"
 
 #define N_EXTRA 300
 #define ROUNDS 25
@@ -217,9 +218,5 @@ int main(void) {
         tcase_set_timeout(tc, 240);
         tcase_add_test(tc, test_sessions_apply_and_gc_race);
         suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return h_suite_run(s);
 }

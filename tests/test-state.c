@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 
 #include "state.h"
+#include "runner.h"
 
 static const char good[] =
         "xdevices-state 1\n"
@@ -195,10 +196,4 @@ static Suite *suite(void) {
         return s;
 }
 
-int main(void) {
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
-}
+H_CHECK_MAIN(suite)

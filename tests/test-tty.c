@@ -9,6 +9,7 @@
 
 #include "tty.h"
 #include "util.h"
+#include "runner.h"
 
 START_TEST(test_accepted_spellings) {
         ck_assert_int_eq(xdev_tty_parse("tty1"), 1);
@@ -121,10 +122,4 @@ static Suite *suite(void) {
         return s;
 }
 
-int main(void) {
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
-}
+H_CHECK_MAIN(suite)

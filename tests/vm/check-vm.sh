@@ -1,10 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The qemu suite: build (or reuse) the test image, boot it once and run every
-# scenario. Prints a line per scenario and "N passed, N failed, N skipped";
-# exits non-zero if any failed. Screenshots and logs go to OUT.
+# The qemu suite: build (or reuse) the patched Xorg and the test image, boot
+# it once and run every scenario. Prints a line per scenario and "N passed,
+# N failed, N skipped"; exits non-zero if any failed. A scenario that skips
+# fails, unless VM_ALLOW_SKIP names it: then it prints "SKIP (allowed): ...".
+# Screenshots and logs go to OUT.
 #
 # usage: check-vm.sh [--srcdir DIR] [--builddir DIR] [--out DIR] [--scenarios s1,s2,...]
+# Env: VM_ALLOW_SKIP=name,... (e.g. xinit-patched-xorg: the patched Xorg is
+#      then not built, and its scenario may skip); XSERVER_BUILDDIR (the
+#      patched Xorg's build cache, as for make check-xserver; default
+#      BUILDDIR/xserver-patch/_build).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
@@ -27,8 +33,33 @@ for tool in qemu-system-x86_64 mmdebstrap mkfs.ext4 python3; do
 		exit 1
 	}
 done
+allow_skip=${VM_ALLOW_SKIP:-}
+case ",$allow_skip," in
+*,xinit-patched-xorg,* | *,s3,*) build_xorg=0 ;;
+*) build_xorg=1 ;;
+esac
+for s in $(echo "$allow_skip" | tr , ' '); do
+	echo "check-vm: *** VM_ALLOW_SKIP: $s may be skipped: a SKIP of it will not fail the suite ***"
+done
+# The patched Xorg goes into the image (build-image.sh reads the same
+# XSERVER_BUILDDIR); build-xorg.sh reuses its cache when it is up to date.
+export XSERVER_BUILDDIR=${XSERVER_BUILDDIR:-${builddir:-$srcdir}/xserver-patch/_build}
+want_xorg=0
+case ",$scenarios," in *,s3,* | *,xinit-patched-xorg,*) want_xorg=1 ;; esac
+t0=$SECONDS
+if [ "$want_xorg" = 1 ] && [ "$build_xorg" = 1 ]; then
+	echo "check-vm: patched Xorg in $XSERVER_BUILDDIR (built once, then cached; VM_ALLOW_SKIP=xinit-patched-xorg skips it)"
+	if ! sh "$srcdir/xserver-patch/build-xorg.sh" >&2; then
+		echo "check-vm: building the patched Xorg failed (see $XSERVER_BUILDDIR/build.log)" >&2
+		echo "FAIL: xinit-patched-xorg: no patched Xorg (xserver-patch/build-xorg.sh failed)"
+		exit 1
+	fi
+	echo "check-vm: patched Xorg ready in $((SECONDS - t0)) s"
+elif [ "$want_xorg" = 1 ]; then
+	echo "check-vm: *** the patched Xorg is not built (VM_ALLOW_SKIP): xinit-patched-xorg runs only if a cached one exists ***"
+fi
 t0=$SECONDS
 img=$("$here/build-image.sh" --srcdir "$srcdir" | tail -n 1)
 echo "check-vm: image $img ready in $((SECONDS - t0)) s"
 rm -rf "$out"
-exec python3 "$here/run-vm.py" --image "$img" --out "$out" --scenarios "$scenarios"
+exec python3 "$here/run-vm.py" --image "$img" --out "$out" --scenarios "$scenarios" --allow-skip "$allow_skip"

@@ -153,10 +153,14 @@ def main():
     ap.add_argument("--image", required=True, help="directory from build-image.sh")
     ap.add_argument("--out", required=True, help="where PNGs and logs go")
     ap.add_argument("--scenarios", default="s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,l4")
-    ap.add_argument("--timeout", type=int, default=900, help="whole run, seconds")
-    ap.add_argument("--boot-timeout", type=int, default=240)
+    # Hang guards, not assertions: on a loaded 2-core TCG host the boot took
+    # 131 s and the whole run 823 s, too close to the old 240 s and 900 s.
+    ap.add_argument("--timeout", type=int, default=2400, help="whole run, seconds")
+    ap.add_argument("--boot-timeout", type=int, default=600)
     ap.add_argument("--scenario-timeout", type=int, default=300)
     ap.add_argument("--memory", default="1536")
+    ap.add_argument("--allow-skip", default="",
+                    help="comma-separated scenarios (names or ids) that may SKIP; any other SKIP fails")
     args = ap.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
@@ -275,15 +279,22 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
     passed = failed = skipped = 0
+    allowed = {NAMES.get(a, a) for a in args.allow_skip.split(",") if a}
     names = [NAMES.get(s, s) for s in wanted]
     for name in order + [n for n in names if n not in order]:
         verdict, reason, t = results.get(name, ("FAIL", "not run (see serial.log, markers.log)", 0))
         if verdict == "PASS":
             passed += 1
             print(f"PASS: {name} ({t:.1f} s)")
-        elif verdict == "SKIP":
+        elif verdict == "SKIP" and name in allowed:
             skipped += 1
-            print(f"SKIP: {name}: {reason}")
+            print(f"SKIP (allowed): {name}: {reason}")
+            print(f"run-vm: *** {name} WAS NOT RUN (allowed by VM_ALLOW_SKIP) ***")
+        elif verdict == "SKIP":
+            # A scenario that does not run proves nothing: unless the skip
+            # was asked for, it fails the suite.
+            failed += 1
+            print(f"FAIL: {name}: skipped, not allowed: {reason} (VM_ALLOW_SKIP={name} allows it)")
         else:
             failed += 1
             print(f"FAIL: {name}: {reason} ({t:.1f} s)")
