@@ -50,7 +50,13 @@ for s in $(echo "$allow_skip" | tr , ' '); do
 done
 # The patched Xorg goes into the image (build-image.sh reads the same
 # XSERVER_BUILDDIR); build-xorg.sh reuses its cache when it is up to date.
-export XSERVER_BUILDDIR=${XSERVER_BUILDDIR:-${builddir:-$srcdir}/xserver-patch/_build}
+if [ "$suite" = bookworm ]; then
+	export XSERVER_BUILDDIR=${XSERVER_BUILDDIR:-${builddir:-$srcdir}/xserver-patch/_build}
+else
+	# trixie's patched Xorg, built in its build root (build-xorg.sh's
+	# XSERVER_SUITE), where build-image.sh looks for it.
+	export XSERVER_SUITE=$suite XSERVER_BUILDDIR=$srcdir/xserver-patch/_build-$suite
+fi
 want_xorg=0
 case ",$scenarios," in *,s3,* | *,xinit-patched-xorg,*) want_xorg=1 ;; esac
 t0=$SECONDS
