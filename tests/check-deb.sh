@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # make check-deb: build libpam-xdevices from a scratch copy of the tree, run
 # lintian on it, then install, reinstall, remove and purge it in a clean
-# Debian 12 chroot and check what pam-auth-update did to the PAM stack. A
+# Debian 12 (or 13) chroot and check what pam-auth-update did to the PAM stack. A
 # console login through login's real stack (pamtester, with a free VT of the
 # host, 40..63, as controlling tty) must get ACLs on the chroot's mknod'd
 # VT/DRM/input nodes, and removing the package must put them back exactly.
@@ -17,6 +17,10 @@
 # rebuilt when older than a week. The package is built from the working tree
 # (tracked and untracked, not ignored files), or from the last commit with
 # XDEV_DEB_TREE=head. XDEV_DEB_KEEP=1 keeps the scratch directory.
+# XDEV_DEB_SUITE=trixie (make check-deb-trixie) does it all for Debian 13:
+# the package is built and lintian'd in a trixie build root
+# (tools/suite-chroot.sh) and tested in a trixie minbase chroot; the host's
+# own apt sources are never touched.
 
 # shellcheck disable=SC2012,SC2016,SC2317
 # (ls of build outputs with known names; '...' bodies of bash -c; functions
@@ -33,9 +37,25 @@ security_mirror=${XDEV_DEB_SECURITY_MIRROR:-http://deb.debian.org/debian-securit
 # Depends (the core drops DRM master through libdrm; dpkg -i installs no
 # dependency).
 includes=udev,pamtester,libdrm2
-base="$cache/bookworm-minbase-${includes//,/-}.tar"
+suite=${XDEV_DEB_SUITE:-bookworm}
+base="$cache/$suite-minbase-${includes//,/-}.tar"
 pkg=libpam-xdevices
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+# Where the suite's own PAM modules and udev rules are (its pam.pc's libdir
+# and udev.pc's udevdir): bookworm /lib, trixie under /usr.
+case $suite in
+bookworm) libprefix= ;;
+*) libprefix=/usr ;;
+esac
+# Build and lintian on the host (Debian 12), or in the suite's build root.
+inbuild() {
+	if [ "$suite" = bookworm ]; then
+		(cd "$work/src" && bash -c "$1")
+	else
+		"$srcdir/tools/suite-chroot.sh" "$suite" run "$work/src=/src" -- \
+			bash -c "cd /src && $1"
+	fi
+}
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: check-deb needs root (chroot and mmdebstrap)"
@@ -215,13 +235,14 @@ fi
 # package Debian would see; built before the tree is.
 tar -C "$work/src" --exclude="pam-xdevices-$upstream/debian" \
 	-czf "$work/src/pam-xdevices_$upstream.orig.tar.gz" "pam-xdevices-$upstream"
-if (cd "$tree" && dpkg-source -b .) >"$work/source.log" 2>&1; then
+echo "building on $(inbuild '. /etc/os-release && echo "$PRETTY_NAME", dpkg-dev $(dpkg-query -W -f="\${Version}" dpkg-dev), debhelper $(dpkg-query -W -f="\${Version}" debhelper)')"
+if inbuild "cd pam-xdevices-$upstream && dpkg-source -b ." >"$work/source.log" 2>&1; then
 	pass "dpkg-source -b (3.0 quilt)"
 else
 	fail "dpkg-source -b (3.0 quilt)"
 	tail -n 20 "$work/source.log"
 fi
-if (cd "$tree" && dpkg-buildpackage -us -uc -b -j"$(nproc)") >"$work/build.log" 2>&1; then
+if inbuild "cd pam-xdevices-$upstream && dpkg-buildpackage -us -uc -b -j$(nproc)" >"$work/build.log" 2>&1; then
 	pass "dpkg-buildpackage -us -uc -b"
 else
 	fail "dpkg-buildpackage -us -uc -b (last lines of the log follow)"
@@ -247,8 +268,8 @@ stage_end build
 # --- lintian --------------------------------------------------------------
 stage "lintian"
 # Lintian warns when run as root; it reads only the files it is given.
-echo "--- lintian -I --show-overrides $(basename "$changes") ${dsc:+$(basename "$dsc")}"
-lintian -I --show-overrides "$changes" ${dsc:+"$dsc"} 2>&1 |
+echo "--- lintian $(inbuild 'dpkg-query -W -f="\${Version}" lintian') -I --show-overrides $(basename "$changes") ${dsc:+$(basename "$dsc")}"
+inbuild "lintian -I --show-overrides $(basename "$changes") ${dsc:+$(basename "$dsc")}" 2>&1 |
 	grep -v '^running with root privileges' >"$work/lintian.log"
 cat "$work/lintian.log"
 check "lintian: no errors, no warnings" \
@@ -261,10 +282,10 @@ mkdir -p "$cache"
 if [ ! -s "$base" ] || [ -n "$(find "$base" -mtime +7)" ]; then
 	echo "building $base"
 	# The .tar suffix tells mmdebstrap which format to write.
-	if mmdebstrap --quiet --variant=minbase --include="$includes" bookworm "$base.tmp.tar" \
-		"deb $mirror bookworm main" \
-		"deb $mirror bookworm-updates main" \
-		"deb $security_mirror bookworm-security main" >"$work/mmdebstrap.log" 2>&1; then
+	if mmdebstrap --quiet --variant=minbase --include="$includes" "$suite" "$base.tmp.tar" \
+		"deb $mirror $suite main" \
+		"deb $mirror $suite-updates main" \
+		"deb $security_mirror $suite-security main" >"$work/mmdebstrap.log" 2>&1; then
 		mv "$base.tmp.tar" "$base"
 	else
 		rm -rf "$base.tmp.tar"
@@ -314,7 +335,7 @@ stage_end chroot
 
 # --- install --------------------------------------------------------------
 stage "install"
-module=/lib/$multiarch/security/pam_xdevices.so
+module=$libprefix/lib/$multiarch/security/pam_xdevices.so
 if inroot dpkg -i "$debname"; then
 	pass "dpkg -i $(basename "$deb")"
 else
@@ -324,11 +345,13 @@ else
 fi
 check "package is installed" \
 	test "$(inroot dpkg-query -W -f='${db:Status-Abbrev}' $pkg)" = "ii "
-for f in "$module" /usr/sbin/xdevices /lib/udev/rules.d/72-xdevices.rules \
+check "the module is in $suite's multiarch security dir ($module)" \
+	bash -c 'dpkg -c "$1" | grep -q " \\.$2\$"' _ "$deb" "$module"
+for f in "$module" /usr/sbin/xdevices $libprefix/lib/udev/rules.d/72-xdevices.rules \
 	/etc/security/xdevices.conf /usr/share/pam-configs/xdevices \
 	/usr/share/man/man8/pam_xdevices.8.gz /usr/share/man/man8/xdevices.8.gz \
 	/usr/share/man/man5/xdevices.conf.5.gz \
-	/usr/sbin/xdevicesd /etc/init.d/xdevicesd /lib/systemd/system/xdevicesd.service \
+	/usr/sbin/xdevicesd /etc/init.d/xdevicesd $libprefix/lib/systemd/system/xdevicesd.service \
 	/usr/share/man/man8/xdevicesd.8.gz; do
 	check "ships $f" test -f "$root$f"
 done
@@ -340,7 +363,7 @@ check "/usr/sbin/xdevicesd and /etc/init.d/xdevicesd are executable" \
 	test -x "$root/usr/sbin/xdevicesd" -a -x "$root/etc/init.d/xdevicesd"
 check "the init script and the unit run /usr/sbin/xdevicesd" \
 	bash -c 'grep -qx "DAEMON=/usr/sbin/xdevicesd" "$1/etc/init.d/xdevicesd" &&
-		grep -qx "ExecStart=/usr/sbin/xdevicesd" "$1/lib/systemd/system/xdevicesd.service"' _ "$root"
+		grep -qx "ExecStart=/usr/sbin/xdevicesd" "$1$2/lib/systemd/system/xdevicesd.service"' _ "$root" "$libprefix"
 check "update-rc.d enabled xdevicesd in runlevels 2-5" \
 	bash -c 'for l in 2 3 4 5; do ls "$1"/etc/rc$l.d/S??xdevicesd >/dev/null 2>&1 || exit 1; done' _ "$root"
 check "deb-systemd-helper enabled xdevicesd.service for multi-user.target" \

@@ -4,13 +4,27 @@
 # build only the Xorg server and install it into "$BUILDDIR/stage".
 #
 # Usage: build-xorg.sh [--force]
-#   XSERVER_BUILDDIR  build directory (default: <this dir>/_build), never committed
+#   XSERVER_SUITE     another Debian suite's xorg-server (trixie): everything
+#                     runs in that suite's build root (../tools/suite-chroot.sh),
+#                     never with this host's apt sources
+#   XSERVER_BUILDDIR  build directory (default: <this dir>/_build, or
+#                     _build-SUITE), never committed
 #   MAKE_JOBS         parallel make jobs (default: 2)
 # Result: "$BUILDDIR/stage/usr/lib/xorg/Xorg". Must run as root (apt-get).
 
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+SUITE=${XSERVER_SUITE:-}
+if [ -n "$SUITE" ] && [ -z "${XSERVER_IN_SUITE_ROOT:-}" ]; then
+    [ "$(id -u)" = 0 ] || { echo "build-xorg: must run as root" >&2; exit 1; }
+    BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build-$SUITE}
+    mkdir -p "$BUILDDIR"
+    # The same script inside the suite's root, on the same files.
+    exec "$HERE/../tools/suite-chroot.sh" "$SUITE" run "$HERE=/xserver-patch" "$BUILDDIR=/build" -- \
+        env XSERVER_IN_SUITE_ROOT="$SUITE" XSERVER_BUILDDIR=/build MAKE_JOBS="${MAKE_JOBS:-2}" \
+        sh /xserver-patch/build-xorg.sh "$@"
+fi
 BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build}
 JOBS=${MAKE_JOBS:-2}
 FORCE=${1:-}
@@ -80,8 +94,25 @@ stage_start "apt-get source"
 if [ ! -f "$PRISTINE/.done" ]; then
     rm -rf "$PRISTINE"
     mkdir -p "$PRISTINE"
-    (cd "$PRISTINE" && apt-get source -q xorg-server) >>"$LOG" 2>&1 ||
-        { tail -n 20 "$LOG" >&2; die "apt-get source xorg-server failed"; }
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    if ! (cd "$PRISTINE" && { apt-get source -q xorg-server ||
+            apt-get source -q "xorg-server/$codename-security"; }) >>"$LOG" 2>&1; then
+        # A mirror that serves the tarball and the diff but not the .dsc
+        # (seen with trixie: the diff only under debian-security, no .dsc
+        # anywhere): apt has checked what it fetched against the signed
+        # Sources index; a format 1.0 source is the tarball plus the diff,
+        # so unpack it as dpkg-source would.
+        orig=$(find "$PRISTINE" -maxdepth 1 -name 'xorg-server_*.orig.tar.gz' | head -n1)
+        diff=$(find "$PRISTINE" -maxdepth 1 -name 'xorg-server_*.diff.gz' | head -n1)
+        [ -n "$orig" ] && [ -n "$diff" ] && [ -z "$(find "$PRISTINE" -maxdepth 1 -type d -name 'xorg-server-*')" ] ||
+            { tail -n 20 "$LOG" >&2; die "apt-get source xorg-server failed"; }
+        echo "build-xorg: no .dsc on the mirror: unpacking $(basename "$orig") + $(basename "$diff")" | tee -a "$LOG"
+        tar -C "$PRISTINE" -xzf "$orig"
+        dir=$(find "$PRISTINE" -mindepth 1 -maxdepth 1 -type d -name 'xorg-server-*' | head -n1)
+        [ -n "$dir" ] || die "$(basename "$orig") holds no xorg-server-* directory"
+        zcat "$diff" | patch -d "$dir" -p1 -s --fuzz=0 >>"$LOG" 2>&1 || die "$(basename "$diff") does not apply"
+        chmod +x "$dir/debian/rules"
+    fi
     dir=$(find "$PRISTINE" -mindepth 1 -maxdepth 1 -type d -name 'xorg-server-*' | head -n1)
     [ -n "$dir" ] || die "apt-get source produced no xorg-server-* directory"
     # Format 1.0 source: Debian's quilt series is applied at build time
@@ -151,6 +182,8 @@ if [ ! -f "$OBJ/config.status" ] || [ "$(cat "$OBJ/.build-xorg.sum" 2>/dev/null)
     mkdir -p "$OBJ"
     vendor=$(dpkg-vendor --query Vendor)
     version=$(cd "$SRC" && dpkg-parsechangelog -S Version)
+    # Debian's choice for the main build (bookworm: libgcrypt, trixie: libnettle)
+    sha1=$(sed -n 's/.*--with-sha1=\([a-z0-9]*\).*/\1/p' "$SRC/debian/rules.flags" | head -n1)
     eval "$(DEB_BUILD_MAINT_OPTIONS="hardening=+pie" \
             DEB_LDFLAGS_MAINT_APPEND="-Wl,-Bsymbolic" \
             DEB_CPPFLAGS_MAINT_APPEND="-DPRE_RELEASE=0" \
@@ -179,7 +212,7 @@ if [ ! -f "$OBJ/config.status" ] || [ "$(cat "$OBJ/.build-xorg.sum" 2>/dev/null)
         --enable-glx --enable-present --enable-xinerama --enable-xf86vidmode \
         --enable-xace --enable-xfree86-utils --enable-suid-wrapper \
         --disable-xvfb --disable-xnest --disable-kdrive --disable-xephyr \
-        --with-sha1=libgcrypt --enable-xcsecurity \
+        --with-sha1="${sha1:-libgcrypt}" --enable-xcsecurity \
         --enable-dri3 --enable-xselinux --enable-systemd-logind \
         --with-systemd-daemon --enable-dri --enable-dri2 --enable-glamor \
         --enable-libunwind --enable-libdrm \

@@ -9,7 +9,11 @@
 # the active VT is switched back to the one active at start; every server
 # started is killed by its pid; the test VTs are returned to text mode.
 #
-# Env: XSERVER_BUILDDIR (as build-xorg.sh), XSERVER_TEST_USER (default
+# Env: XSERVER_SUITE=trixie tests that suite's xorg-server instead: the
+# patched build of build-xorg.sh (XSERVER_SUITE=trixie) and, as the control,
+# the suite's stock Xorg, both run by this script inside the suite's build
+# root (../tools/suite-chroot.sh) with the host's /dev (its real VTs), /proc
+# and /sys; the test user is the root's. XSERVER_BUILDDIR (as build-xorg.sh), XSERVER_TEST_USER (default
 # xdtest, created if missing), XSERVER_TEST_VT (default: first unused VT
 # in 20..40; the next unused one is the "other" VT), XSERVER_KEEP=1 keeps
 # the work directory.
@@ -19,6 +23,21 @@
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+SUITE=${XSERVER_SUITE:-}
+if [ -n "$SUITE" ] && [ -z "${XSERVER_IN_SUITE_ROOT:-}" ]; then
+    if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: check-xserver.sh must run as root"
+        exit 77
+    fi
+    BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build-$SUITE}
+    XSERVER_BUILDDIR=$BUILDDIR "$HERE/build-xorg.sh" ||
+        { echo "FAIL: build: build-xorg.sh ($SUITE) failed"; echo "0 passed, 1 failed"; exit 1; }
+    # This script again, inside the suite's root, on the host's VTs.
+    exec "$HERE/../tools/suite-chroot.sh" "$SUITE" run --dev "$HERE=/xserver-patch" "$BUILDDIR=/build" -- \
+        env XSERVER_IN_SUITE_ROOT="$SUITE" XSERVER_BUILDDIR=/build \
+        XSERVER_TEST_USER="${XSERVER_TEST_USER:-}" XSERVER_TEST_VT="${XSERVER_TEST_VT:-}" \
+        XSERVER_KEEP="${XSERVER_KEEP:-0}" sh /xserver-patch/check-xserver.sh
+fi
 BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build}
 PATCHED=$BUILDDIR/stage/usr/lib/xorg/Xorg
 STOCK=/usr/lib/xorg/Xorg
@@ -180,6 +199,7 @@ run() {
 
 grant() { setfacl -m "u:$TUSER:rw" "/dev/tty$1"; }
 
+echo "check-xserver: $(. /etc/os-release && echo "$PRETTY_NAME"), xorg-server $(dpkg-query -W -f='${Version}' xserver-xorg-core) (stock), patched $(cd "$BUILDDIR/src" 2>/dev/null && dpkg-parsechangelog -S Version)"
 echo "check-xserver: test user $TUSER, controlling VT $VT, other VT $VT2, active VT $ACTIVE0"
 grant "$VT"
 

@@ -8,6 +8,10 @@
 # not ignored files) configured for /usr, as a distribution would install it.
 # Prints the image directory (rootfs.ext4, vmlinuz, initrd.img, info) on the
 # last line of stdout. Cache: $XDT_CACHE, default /var/cache/pam_xdevices-vm.
+# VM_SUITE=trixie builds a Debian 13 image instead (same package list; its
+# own cache, default /var/cache/pam_xdevices-vm-trixie, so that the Debian
+# 12 images are never pruned for it; the patched Xorg is trixie's, from
+# xserver-patch/_build-trixie: make check-xserver-trixie builds it).
 # The base rootfs (packages only, slow) and the image (base + project + test
 # scripts, fast) are cached separately, each under a hash of its inputs.
 set -euo pipefail
@@ -23,10 +27,18 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm}
+suite=${VM_SUITE:-bookworm}
+case $suite in *[!a-z]*|'') echo "build-image: bad VM_SUITE '$suite'" >&2; exit 2 ;; esac
+if [ "$suite" = bookworm ]; then
+	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm}
+	xorg_builddir=${XSERVER_BUILDDIR:-$srcdir/xserver-patch/_build}
+else
+	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm-$suite}
+	xorg_builddir=$srcdir/xserver-patch/_build-$suite
+fi
 mirror=${XDT_MIRROR:-http://deb.debian.org/debian}
 security_mirror=${XDT_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-xorg_patched=${XDT_PATCHED_XORG:-${XSERVER_BUILDDIR:-$srcdir/xserver-patch/_build}/stage/usr/lib/xorg/Xorg}
+xorg_patched=${XDT_PATCHED_XORG:-$xorg_builddir/stage/usr/lib/xorg/Xorg}
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9
@@ -39,7 +51,7 @@ need mkfs.ext4 e2fsprogs
 
 hash_stream() { sha256sum | cut -c1-16; }
 
-# --- base: Debian 12 packages only -----------------------------------------
+# --- base: Debian 12 (or $suite) packages only -----------------------------------------
 make_base() {
 	local out=$1 pkgs
 	pkgs=$(grep -v '^#' "$here/packages.list" | xargs | tr ' ' ,)
@@ -49,12 +61,17 @@ make_base() {
 		--dpkgopt='path-exclude=/usr/share/man/*' \
 		--dpkgopt='path-exclude=/usr/share/locale/*' \
 		--dpkgopt='path-include=/usr/share/locale/locale.alias' \
-		bookworm "$out" \
-		"deb $mirror bookworm main" \
-		"deb $mirror bookworm-updates main" \
-		"deb $security_mirror bookworm-security main"
+		"$suite" "$out" \
+		"deb $mirror $suite main" \
+		"deb $mirror $suite-updates main" \
+		"deb $security_mirror $suite-security main"
 }
-base_key=$( { cat "$here/packages.list"; declare -f make_base; echo "$mirror $security_mirror"; } | hash_stream)
+# The key of a Debian 12 base is what it was before suites existed (the
+# function's text with the suite spelled out), so the shared cache stays valid.
+base_key=$( { cat "$here/packages.list"
+	declare -f make_base | sed -e 's/"\$suite"/bookworm/' -e 's/\$suite/bookworm/g'
+	echo "$mirror $security_mirror"
+	[ "$suite" = bookworm ] || echo "$suite"; } | hash_stream)
 base=$cache/base-$base_key
 if [ ! -e "$base/.done" ]; then
 	say "building base rootfs $base (mmdebstrap, ~2 min)"

@@ -7,6 +7,10 @@
 # Screenshots and logs go to OUT.
 #
 # usage: check-vm.sh [--srcdir DIR] [--builddir DIR] [--out DIR] [--scenarios s1,s2,...]
+# VM_SUITE=trixie: a Debian 13 guest (build-image.sh), by default only the
+# scenarios proven there: rootless-startx (s1) and xinit-patched-xorg (s3,
+# with trixie's patched Xorg from make check-xserver-trixie); OUT gets a
+# -trixie suffix.
 # Env: VM_ALLOW_SKIP=name,... (e.g. xinit-patched-xorg: the patched Xorg is
 #      then not built, and its scenario may skip); XSERVER_BUILDDIR (the
 #      patched Xorg's build cache, as for make check-xserver; default
@@ -15,6 +19,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
 scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,l4
+suite=${VM_SUITE:-bookworm}
+[ "$suite" = bookworm ] || scenarios=s1,s3
 while [ $# -gt 0 ]; do
 	case $1 in
 	--srcdir) srcdir=$2; shift 2 ;;
@@ -26,6 +32,7 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "$out" ]; then
 	if [ -n "$builddir" ]; then out=$builddir/tests/vm/out; else out=$here/out; fi
+	[ "$suite" = bookworm ] || out=$out-$suite
 fi
 for tool in qemu-system-x86_64 mmdebstrap mkfs.ext4 python3; do
 	command -v "$tool" >/dev/null || {
@@ -43,7 +50,13 @@ for s in $(echo "$allow_skip" | tr , ' '); do
 done
 # The patched Xorg goes into the image (build-image.sh reads the same
 # XSERVER_BUILDDIR); build-xorg.sh reuses its cache when it is up to date.
-export XSERVER_BUILDDIR=${XSERVER_BUILDDIR:-${builddir:-$srcdir}/xserver-patch/_build}
+if [ "$suite" = bookworm ]; then
+	export XSERVER_BUILDDIR=${XSERVER_BUILDDIR:-${builddir:-$srcdir}/xserver-patch/_build}
+else
+	# trixie's patched Xorg, built in its build root (build-xorg.sh's
+	# XSERVER_SUITE), where build-image.sh looks for it.
+	export XSERVER_SUITE=$suite XSERVER_BUILDDIR=$srcdir/xserver-patch/_build-$suite
+fi
 want_xorg=0
 case ",$scenarios," in *,s3,* | *,xinit-patched-xorg,* | *,f1,* | *,follow-x-switch,*) want_xorg=1 ;; esac
 t0=$SECONDS
@@ -60,6 +73,6 @@ elif [ "$want_xorg" = 1 ]; then
 fi
 t0=$SECONDS
 img=$("$here/build-image.sh" --srcdir "$srcdir" | tail -n 1)
-echo "check-vm: image $img ready in $((SECONDS - t0)) s"
+echo "check-vm: $suite image $img ready in $((SECONDS - t0)) s"
 rm -rf "$out"
 exec python3 "$here/run-vm.py" --image "$img" --out "$out" --scenarios "$scenarios" --allow-skip "$allow_skip"
