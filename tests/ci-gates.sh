@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # CI gates: gcc and clang -Werror builds in their own build trees,
-# cppcheck clean, no whitespace errors, make distcheck. Prints each gate's
+# cppcheck clean, no whitespace errors, the style (tools/format-check.sh),
+# make distcheck. Prints each gate's
 # time and ends with "N passed, N failed". Run from anywhere in the tree.
 # Debian: apt-get install gcc clang cppcheck (plus the build dependencies).
 set -u
@@ -70,6 +71,7 @@ gate build-gcc build_with gcc
 gate build-clang build_with clang
 gate cppcheck cppcheck_clean
 gate whitespace whitespace_clean
+gate format sh "$top/tools/format-check.sh"
 gate distcheck distcheck
 [ -n "$failed_names" ] && echo "failed gates:$failed_names"
 echo "$passed passed, $failed failed"

@@ -17,13 +17,13 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=${XSERVER_SUITE:-}
 if [ -n "$SUITE" ] && [ -z "${XSERVER_IN_SUITE_ROOT:-}" ]; then
-    [ "$(id -u)" = 0 ] || { echo "build-xorg: must run as root" >&2; exit 1; }
-    BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build-$SUITE}
-    mkdir -p "$BUILDDIR"
-    # The same script inside the suite's root, on the same files.
-    exec "$HERE/../tools/suite-chroot.sh" "$SUITE" run "$HERE=/xserver-patch" "$BUILDDIR=/build" -- \
-        env XSERVER_IN_SUITE_ROOT="$SUITE" XSERVER_BUILDDIR=/build MAKE_JOBS="${MAKE_JOBS:-2}" \
-        sh /xserver-patch/build-xorg.sh "$@"
+	[ "$(id -u)" = 0 ] || { echo "build-xorg: must run as root" >&2; exit 1; }
+	BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build-$SUITE}
+	mkdir -p "$BUILDDIR"
+	# The same script inside the suite's root, on the same files.
+	exec "$HERE/../tools/suite-chroot.sh" "$SUITE" run "$HERE=/xserver-patch" "$BUILDDIR=/build" -- \
+		env XSERVER_IN_SUITE_ROOT="$SUITE" XSERVER_BUILDDIR=/build MAKE_JOBS="${MAKE_JOBS:-2}" \
+		sh /xserver-patch/build-xorg.sh "$@"
 fi
 BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build}
 JOBS=${MAKE_JOBS:-2}
@@ -47,25 +47,25 @@ patches() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$SERIES"; }
 # Up to date when the staged binary is newer than the series, every patch
 # and this script.
 is_up_to_date() {
-    [ -x "$XORG" ] || return 1
-    [ "$XORG" -nt "$SERIES" ] && [ "$XORG" -nt "$0" ] || return 1
-    for p in $(patches); do
-        [ "$XORG" -nt "$PATCHDIR/$p" ] || return 1
-        # a patch edited during the last build is newer than what was applied
-        cmp -s "$PATCHDIR/$p" "$SRC/.xserver-patch/$(basename "$p")" || return 1
-    done
-    return 0
+	[ -x "$XORG" ] || return 1
+	[ "$XORG" -nt "$SERIES" ] && [ "$XORG" -nt "$0" ] || return 1
+	for p in $(patches); do
+		[ "$XORG" -nt "$PATCHDIR/$p" ] || return 1
+		# a patch edited during the last build is newer than what was applied
+		cmp -s "$PATCHDIR/$p" "$SRC/.xserver-patch/$(basename "$p")" || return 1
+	done
+	return 0
 }
 
 [ "$(id -u)" = 0 ] || die "must run as root (apt-get build-dep)"
 [ -f "$SERIES" ] || die "no series file at $SERIES"
 for p in $(patches); do
-    [ -f "$PATCHDIR/$p" ] || die "series names missing patch $p"
+	[ -f "$PATCHDIR/$p" ] || die "series names missing patch $p"
 done
 
 if [ "$FORCE" != --force ] && is_up_to_date; then
-    echo "build-xorg: $XORG is up to date"
-    exit 0
+	echo "build-xorg: $XORG is up to date"
+	exit 0
 fi
 mkdir -p "$BUILDDIR"
 T_ALL=$(now)
@@ -73,54 +73,54 @@ T_ALL=$(now)
 # --- deb-src and build dependencies ---------------------------------------
 stage_start "apt (deb-src, build-dep)"
 if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    # Debian's own entry: debian.sources, else the first deb.debian.org one
-    src=$(grep -lsE '^URIs:.*deb\.debian\.org' /etc/apt/sources.list.d/debian.sources \
-              /etc/apt/sources.list.d/*.sources | head -n1 || true)
-    if [ -n "$src" ]; then
-        sed 's/^Types:.*/Types: deb-src/' "$src" > /etc/apt/sources.list.d/xserver-patch-src.sources
-    elif [ -f /etc/apt/sources.list ]; then
-        sed -n 's/^deb /deb-src /p' /etc/apt/sources.list > /etc/apt/sources.list.d/xserver-patch-src.list
-    else
-        die "no Debian apt source found to copy as deb-src"
-    fi
-    apt-get update -q >>"$LOG" 2>&1 || die "apt-get update failed"
+	# Debian's own entry: debian.sources, else the first deb.debian.org one
+	src=$(grep -lsE '^URIs:.*deb\.debian\.org' /etc/apt/sources.list.d/debian.sources \
+			  /etc/apt/sources.list.d/*.sources | head -n1 || true)
+	if [ -n "$src" ]; then
+		sed 's/^Types:.*/Types: deb-src/' "$src" > /etc/apt/sources.list.d/xserver-patch-src.sources
+	elif [ -f /etc/apt/sources.list ]; then
+		sed -n 's/^deb /deb-src /p' /etc/apt/sources.list > /etc/apt/sources.list.d/xserver-patch-src.list
+	else
+		die "no Debian apt source found to copy as deb-src"
+	fi
+	apt-get update -q >>"$LOG" 2>&1 || die "apt-get update failed"
 fi
 DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q xorg-server >>"$LOG" 2>&1 ||
-    { tail -n 20 "$LOG" >&2; die "apt-get build-dep xorg-server failed"; }
+	{ tail -n 20 "$LOG" >&2; die "apt-get build-dep xorg-server failed"; }
 stage_end
 
 # --- source ----------------------------------------------------------------
 stage_start "apt-get source"
 if [ ! -f "$PRISTINE/.done" ]; then
-    rm -rf "$PRISTINE"
-    mkdir -p "$PRISTINE"
-    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-    if ! (cd "$PRISTINE" && { apt-get source -q xorg-server ||
-            apt-get source -q "xorg-server/$codename-security"; }) >>"$LOG" 2>&1; then
-        # A mirror that serves the tarball and the diff but not the .dsc
-        # (seen with trixie: the diff only under debian-security, no .dsc
-        # anywhere): apt has checked what it fetched against the signed
-        # Sources index; a format 1.0 source is the tarball plus the diff,
-        # so unpack it as dpkg-source would.
-        orig=$(find "$PRISTINE" -maxdepth 1 -name 'xorg-server_*.orig.tar.gz' | head -n1)
-        diff=$(find "$PRISTINE" -maxdepth 1 -name 'xorg-server_*.diff.gz' | head -n1)
-        [ -n "$orig" ] && [ -n "$diff" ] && [ -z "$(find "$PRISTINE" -maxdepth 1 -type d -name 'xorg-server-*')" ] ||
-            { tail -n 20 "$LOG" >&2; die "apt-get source xorg-server failed"; }
-        echo "build-xorg: no .dsc on the mirror: unpacking $(basename "$orig") + $(basename "$diff")" | tee -a "$LOG"
-        tar -C "$PRISTINE" -xzf "$orig"
-        dir=$(find "$PRISTINE" -mindepth 1 -maxdepth 1 -type d -name 'xorg-server-*' | head -n1)
-        [ -n "$dir" ] || die "$(basename "$orig") holds no xorg-server-* directory"
-        zcat "$diff" | patch -d "$dir" -p1 -s --fuzz=0 >>"$LOG" 2>&1 || die "$(basename "$diff") does not apply"
-        chmod +x "$dir/debian/rules"
-    fi
-    dir=$(find "$PRISTINE" -mindepth 1 -maxdepth 1 -type d -name 'xorg-server-*' | head -n1)
-    [ -n "$dir" ] || die "apt-get source produced no xorg-server-* directory"
-    # Format 1.0 source: Debian's quilt series is applied at build time
-    # (dh --with quilt); apply it here, so our series goes on top of it.
-    (cd "$dir" && QUILT_PATCHES=debian/patches quilt push -a -q --fuzz=0) >>"$LOG" 2>&1 ||
-        { tail -n 20 "$LOG" >&2; die "Debian's own patches do not apply"; }
-    ln -s "$(basename "$dir")" "$PRISTINE/tree"
-    touch "$PRISTINE/.done"
+	rm -rf "$PRISTINE"
+	mkdir -p "$PRISTINE"
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	if ! (cd "$PRISTINE" && { apt-get source -q xorg-server ||
+			apt-get source -q "xorg-server/$codename-security"; }) >>"$LOG" 2>&1; then
+		# A mirror that serves the tarball and the diff but not the .dsc
+		# (seen with trixie: the diff only under debian-security, no .dsc
+		# anywhere): apt has checked what it fetched against the signed
+		# Sources index; a format 1.0 source is the tarball plus the diff,
+		# so unpack it as dpkg-source would.
+		orig=$(find "$PRISTINE" -maxdepth 1 -name 'xorg-server_*.orig.tar.gz' | head -n1)
+		diff=$(find "$PRISTINE" -maxdepth 1 -name 'xorg-server_*.diff.gz' | head -n1)
+		[ -n "$orig" ] && [ -n "$diff" ] && [ -z "$(find "$PRISTINE" -maxdepth 1 -type d -name 'xorg-server-*')" ] ||
+			{ tail -n 20 "$LOG" >&2; die "apt-get source xorg-server failed"; }
+		echo "build-xorg: no .dsc on the mirror: unpacking $(basename "$orig") + $(basename "$diff")" | tee -a "$LOG"
+		tar -C "$PRISTINE" -xzf "$orig"
+		dir=$(find "$PRISTINE" -mindepth 1 -maxdepth 1 -type d -name 'xorg-server-*' | head -n1)
+		[ -n "$dir" ] || die "$(basename "$orig") holds no xorg-server-* directory"
+		zcat "$diff" | patch -d "$dir" -p1 -s --fuzz=0 >>"$LOG" 2>&1 || die "$(basename "$diff") does not apply"
+		chmod +x "$dir/debian/rules"
+	fi
+	dir=$(find "$PRISTINE" -mindepth 1 -maxdepth 1 -type d -name 'xorg-server-*' | head -n1)
+	[ -n "$dir" ] || die "apt-get source produced no xorg-server-* directory"
+	# Format 1.0 source: Debian's quilt series is applied at build time
+	# (dh --with quilt); apply it here, so our series goes on top of it.
+	(cd "$dir" && QUILT_PATCHES=debian/patches quilt push -a -q --fuzz=0) >>"$LOG" 2>&1 ||
+		{ tail -n 20 "$LOG" >&2; die "Debian's own patches do not apply"; }
+	ln -s "$(basename "$dir")" "$PRISTINE/tree"
+	touch "$PRISTINE/.done"
 fi
 stage_end
 
@@ -129,48 +129,48 @@ stage_end
 # previous one is reversed first, so that make rebuilds exactly what changed.
 stage_start "patch"
 if [ ! -d "$SRC" ]; then
-    cp -a "$PRISTINE/tree/." "$SRC"
-    mkdir -p "$SRC/.xserver-patch"
+	cp -a "$PRISTINE/tree/." "$SRC"
+	mkdir -p "$SRC/.xserver-patch"
 fi
 APPLIED=$SRC/.xserver-patch
 same=yes
 (patches) > "$BUILDDIR/series.want"
 cmp -s "$BUILDDIR/series.want" "$APPLIED/series" 2>/dev/null || same=no
 if [ $same = yes ]; then
-    for p in $(patches); do
-        cmp -s "$PATCHDIR/$p" "$APPLIED/$(basename "$p")" || same=no
-    done
+	for p in $(patches); do
+		cmp -s "$PATCHDIR/$p" "$APPLIED/$(basename "$p")" || same=no
+	done
 fi
 if [ $same = no ]; then
-    if [ -f "$APPLIED/series" ]; then
-        for p in $(tac "$APPLIED/series"); do
-            echo "build-xorg: reverting $p"
-            patch -d "$SRC" -p1 -R -s --fuzz=0 -i "$APPLIED/$(basename "$p")" ||
-                die "cannot revert $p; remove $SRC and retry"
-        done
-        rm -f "$APPLIED"/*
-    fi
-    for p in $(patches); do
-        echo "build-xorg: applying $p"
-        # --fuzz=0 refuses fuzz; an offset is refused below.
-        out=$(patch -d "$SRC" -p1 --fuzz=0 --no-backup-if-mismatch -i "$PATCHDIR/$p" 2>&1) ||
-            { echo "$out" >&2; die "$p does not apply"; }
-        if echo "$out" | grep -qE 'offset|fuzz'; then
-            die "$p applies only with an offset or fuzz; refresh it"
-        fi
-        cp "$PATCHDIR/$p" "$APPLIED/$(basename "$p")"
-        echo "$p" >> "$APPLIED/series"
-    done
-    [ -f "$APPLIED/series" ] || : > "$APPLIED/series"
+	if [ -f "$APPLIED/series" ]; then
+		for p in $(tac "$APPLIED/series"); do
+			echo "build-xorg: reverting $p"
+			patch -d "$SRC" -p1 -R -s --fuzz=0 -i "$APPLIED/$(basename "$p")" ||
+				die "cannot revert $p; remove $SRC and retry"
+		done
+		rm -f "$APPLIED"/*
+	fi
+	for p in $(patches); do
+		echo "build-xorg: applying $p"
+		# --fuzz=0 refuses fuzz; an offset is refused below.
+		out=$(patch -d "$SRC" -p1 --fuzz=0 --no-backup-if-mismatch -i "$PATCHDIR/$p" 2>&1) ||
+			{ echo "$out" >&2; die "$p does not apply"; }
+		if echo "$out" | grep -qE 'offset|fuzz'; then
+			die "$p applies only with an offset or fuzz; refresh it"
+		fi
+		cp "$PATCHDIR/$p" "$APPLIED/$(basename "$p")"
+		echo "$p" >> "$APPLIED/series"
+	done
+	[ -f "$APPLIED/series" ] || : > "$APPLIED/series"
 fi
 stage_end
 
 # --- autoreconf ----------------------------------------------------------------
 stage_start "autoreconf"
 if [ ! -f "$SRC/.xserver-patch-autoreconf" ]; then
-    (cd "$SRC" && autoreconf -fi) >>"$LOG" 2>&1 ||
-        { tail -n 40 "$LOG" >&2; die "autoreconf failed, see $LOG"; }
-    touch "$SRC/.xserver-patch-autoreconf"
+	(cd "$SRC" && autoreconf -fi) >>"$LOG" 2>&1 ||
+		{ tail -n 40 "$LOG" >&2; die "autoreconf failed, see $LOG"; }
+	touch "$SRC/.xserver-patch-autoreconf"
 fi
 stage_end
 
@@ -179,59 +179,59 @@ stage_start "configure"
 # Reconfigure when this script (and so maybe a flag) changed.
 script_sum=$(md5sum < "$0")
 if [ ! -f "$OBJ/config.status" ] || [ "$(cat "$OBJ/.build-xorg.sum" 2>/dev/null)" != "$script_sum" ]; then
-    mkdir -p "$OBJ"
-    vendor=$(dpkg-vendor --query Vendor)
-    version=$(cd "$SRC" && dpkg-parsechangelog -S Version)
-    # Debian's choice for the main build (bookworm: libgcrypt, trixie: libnettle)
-    sha1=$(sed -n 's/.*--with-sha1=\([a-z0-9]*\).*/\1/p' "$SRC/debian/rules.flags" | head -n1)
-    eval "$(DEB_BUILD_MAINT_OPTIONS="hardening=+pie" \
-            DEB_LDFLAGS_MAINT_APPEND="-Wl,-Bsymbolic" \
-            DEB_CPPFLAGS_MAINT_APPEND="-DPRE_RELEASE=0" \
-            dpkg-buildflags --export=sh)"
-    (cd "$OBJ" && "$SRC/configure" -q \
-        --prefix=/usr --sysconfdir=/etc --localstatedir=/var --runstatedir=/run \
-        --mandir='${prefix}/share/man' \
-        --libdir="\${prefix}/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)" \
-        --libexecdir='${prefix}/lib/xorg' \
-        --with-module-dir='${prefix}/lib/xorg/modules' \
-        --with-serverconfig-path='${libexecdir}' \
-        --disable-static --without-dtrace --disable-strict-compilation \
-        --disable-debug --with-int10=x86emu \
-        --with-os-name=linux --with-os-vendor="$vendor" \
-        --with-builderstring="xorg-server $version + pam_xdevices xserver-patch" \
-        --with-xkb-path=/usr/share/X11/xkb --with-xkb-output=/var/lib/xkb \
-        --with-shared-memory-dir=/dev/shm \
-        --enable-mitshm --enable-xres --enable-dbe --disable-xf86bigfont \
-        --enable-dpms --enable-xorg --disable-linux-acpi --disable-linux-apm \
-        --disable-xquartz --disable-xwayland --disable-xwin \
-        --disable-install-setuid --disable-config-hal --enable-config-udev \
-        --enable-xshmfence --disable-unit-tests \
-        --with-default-font-path="/usr/share/fonts/X11/misc,/usr/share/fonts/X11/cyrillic,/usr/share/fonts/X11/100dpi/:unscaled,/usr/share/fonts/X11/75dpi/:unscaled,/usr/share/fonts/X11/Type1,/usr/share/fonts/X11/100dpi,/usr/share/fonts/X11/75dpi,built-ins" \
-        --enable-composite --enable-record --enable-xv --enable-xvmc \
-        --enable-dga --enable-screensaver --enable-xdmcp --enable-xdm-auth-1 \
-        --enable-glx --enable-present --enable-xinerama --enable-xf86vidmode \
-        --enable-xace --enable-xfree86-utils --enable-suid-wrapper \
-        --disable-xvfb --disable-xnest --disable-kdrive --disable-xephyr \
-        --with-sha1="${sha1:-libgcrypt}" --enable-xcsecurity \
-        --enable-dri3 --enable-xselinux --enable-systemd-logind \
-        --with-systemd-daemon --enable-dri --enable-dri2 --enable-glamor \
-        --enable-libunwind --enable-libdrm \
-        CFLAGS="$CFLAGS" CPPFLAGS="$CPPFLAGS" LDFLAGS="$LDFLAGS") >>"$LOG" 2>&1 ||
-        { tail -n 20 "$LOG" >&2; die "configure failed, see $LOG"; }
-    echo "$script_sum" > "$OBJ/.build-xorg.sum"
+	mkdir -p "$OBJ"
+	vendor=$(dpkg-vendor --query Vendor)
+	version=$(cd "$SRC" && dpkg-parsechangelog -S Version)
+	# Debian's choice for the main build (bookworm: libgcrypt, trixie: libnettle)
+	sha1=$(sed -n 's/.*--with-sha1=\([a-z0-9]*\).*/\1/p' "$SRC/debian/rules.flags" | head -n1)
+	eval "$(DEB_BUILD_MAINT_OPTIONS="hardening=+pie" \
+			DEB_LDFLAGS_MAINT_APPEND="-Wl,-Bsymbolic" \
+			DEB_CPPFLAGS_MAINT_APPEND="-DPRE_RELEASE=0" \
+			dpkg-buildflags --export=sh)"
+	(cd "$OBJ" && "$SRC/configure" -q \
+		--prefix=/usr --sysconfdir=/etc --localstatedir=/var --runstatedir=/run \
+		--mandir='${prefix}/share/man' \
+		--libdir="\${prefix}/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)" \
+		--libexecdir='${prefix}/lib/xorg' \
+		--with-module-dir='${prefix}/lib/xorg/modules' \
+		--with-serverconfig-path='${libexecdir}' \
+		--disable-static --without-dtrace --disable-strict-compilation \
+		--disable-debug --with-int10=x86emu \
+		--with-os-name=linux --with-os-vendor="$vendor" \
+		--with-builderstring="xorg-server $version + pam_xdevices xserver-patch" \
+		--with-xkb-path=/usr/share/X11/xkb --with-xkb-output=/var/lib/xkb \
+		--with-shared-memory-dir=/dev/shm \
+		--enable-mitshm --enable-xres --enable-dbe --disable-xf86bigfont \
+		--enable-dpms --enable-xorg --disable-linux-acpi --disable-linux-apm \
+		--disable-xquartz --disable-xwayland --disable-xwin \
+		--disable-install-setuid --disable-config-hal --enable-config-udev \
+		--enable-xshmfence --disable-unit-tests \
+		--with-default-font-path="/usr/share/fonts/X11/misc,/usr/share/fonts/X11/cyrillic,/usr/share/fonts/X11/100dpi/:unscaled,/usr/share/fonts/X11/75dpi/:unscaled,/usr/share/fonts/X11/Type1,/usr/share/fonts/X11/100dpi,/usr/share/fonts/X11/75dpi,built-ins" \
+		--enable-composite --enable-record --enable-xv --enable-xvmc \
+		--enable-dga --enable-screensaver --enable-xdmcp --enable-xdm-auth-1 \
+		--enable-glx --enable-present --enable-xinerama --enable-xf86vidmode \
+		--enable-xace --enable-xfree86-utils --enable-suid-wrapper \
+		--disable-xvfb --disable-xnest --disable-kdrive --disable-xephyr \
+		--with-sha1="${sha1:-libgcrypt}" --enable-xcsecurity \
+		--enable-dri3 --enable-xselinux --enable-systemd-logind \
+		--with-systemd-daemon --enable-dri --enable-dri2 --enable-glamor \
+		--enable-libunwind --enable-libdrm \
+		CFLAGS="$CFLAGS" CPPFLAGS="$CPPFLAGS" LDFLAGS="$LDFLAGS") >>"$LOG" 2>&1 ||
+		{ tail -n 20 "$LOG" >&2; die "configure failed, see $LOG"; }
+	echo "$script_sum" > "$OBJ/.build-xorg.sum"
 fi
 stage_end
 
 # --- build and stage ------------------------------------------------------------
 stage_start "make -j$JOBS"
 make -C "$OBJ" -j"$JOBS" >>"$LOG" 2>&1 ||
-    { tail -n 40 "$LOG" >&2; die "make failed, see $LOG"; }
+	{ tail -n 40 "$LOG" >&2; die "make failed, see $LOG"; }
 stage_end
 
 stage_start "install into $STAGE"
 rm -rf "$STAGE"
 make -C "$OBJ" install DESTDIR="$STAGE" >>"$LOG" 2>&1 ||
-    { tail -n 40 "$LOG" >&2; die "make install failed, see $LOG"; }
+	{ tail -n 40 "$LOG" >&2; die "make install failed, see $LOG"; }
 [ -x "$XORG" ] || die "no $XORG after install"
 touch "$XORG"
 stage_end
