@@ -455,24 +455,27 @@ out:
 int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
         struct txn t;
         ssize_t idx;
-        int r;
+        int r, reaped;
 
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
-        (void) reap(ctx, &t);
+        /* util-linux login closes after its child left the VT: by then its
+         * own session may be reaped here, which is its close as well */
+        reaped = reap(ctx, &t);
         idx = xdev_state_find_session(&t.state, pid, start);
-        if (idx < 0) {
+        if (idx < 0 && reaped == 0) {
                 r = -ENOENT;
                 goto out;
         }
-        xdev_state_remove_session(&t.state, (size_t) idx);
+        if (idx >= 0)
+                xdev_state_remove_session(&t.state, (size_t) idx);
         xdev_state_elect(&t.state, t.active_vt);
         if (!ctx->config_ok && holder_changed(&t))
                 t.state.has_holder = false;
         xdev_fault_point("close-before-commit");
         r = settle(ctx, &t, false);
-        r = r < 0 ? r : 0;
+        r = r < 0 ? r : idx < 0 ? -ENOENT : 0;
 out:
         txn_end(&t);
         return r;

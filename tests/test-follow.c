@@ -291,6 +291,21 @@ START_TEST(test_util_linux_login_counts_while_its_child_leads_the_vt) {
 }
 END_TEST
 
+/* The order util-linux login really has: the child leaves, then the parent
+ * closes at once, with no event in between. Its close must restore. */
+START_TEST(test_util_linux_login_close_after_its_child_left_restores) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, &(struct h_opts) { .detach = true });
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert(shared_is(H_UID_ALICE, "rw"));
+        h_session_end_child(a);
+        ck_assert_int_eq(h_session_close(a), H_IGNORED); /* reaped inside its own close */
+        h_snap_assert_equal(&before, "after util-linux login's close");
+        ck_assert(!state_has("\nsession "));
+}
+END_TEST
+
 /* A broken config makes "xdevices apply" refuse; it must not take the
  * devices from the holder nor save "holder -". */
 START_TEST(test_apply_with_broken_config_changes_nothing) {
@@ -371,6 +386,7 @@ static Suite *suite(void) {
         tcase_add_test(tn, test_su_to_oneself_never_counts);
         tcase_add_test(tn, test_zombie_leader_is_reaped);
         tcase_add_test(tn, test_util_linux_login_counts_while_its_child_leads_the_vt);
+        tcase_add_test(tn, test_util_linux_login_close_after_its_child_left_restores);
         tcase_add_test(tn, test_apply_with_broken_config_changes_nothing);
         tcase_add_test(tn, test_gc_keeps_the_owner_login_gave_the_vt);
         tcase_add_test(tn, test_hard_linked_node_is_restored);
