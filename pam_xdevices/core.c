@@ -70,6 +70,12 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
                 xdev_store_close(&t->store);
                 return r;
         }
+        /* An entry saved as not granted is a restore that may not have
+         * happened (a crash between the save and the change, or a restore
+         * that failed): put it back again, then forget it. */
+        for (size_t i = 0; i < t->state.n_nodes; i++)
+                if (!t->state.nodes[i].granted)
+                        t->state.nodes[i].dirty = true;
         t->active_vt = xdev_vt_active();
         t->loaded_has_holder = t->state.has_holder;
         t->loaded_holder = t->state.holder;
@@ -236,10 +242,11 @@ out:
         return r;
 }
 
-/* Saves the plan, converges every dirty node, then drops restored entries.
+/* Saves the plan, converges every dirty node, then drops restored entries
+ * (KEEP: keeps them, for a handover that grants them again at once).
  * Returns the number of grants that failed (each already put back), or
  * -errno when the state could not be saved (nothing was changed then). */
-static int commit(struct xdev_ctx *ctx, struct txn *t, bool all) {
+static int commit(struct xdev_ctx *ctx, struct txn *t, bool all, bool keep) {
         int failed = 0, r;
         bool pruned = false;
 
@@ -253,13 +260,17 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all) {
                 struct xdev_node *n = &t->state.nodes[i];
                 if (!n->dirty && !all)
                         continue;
+                if (!n->granted && n->restored)
+                        continue; /* put back earlier in this transaction */
                 r = xdev_node_converge(&t->dirs, n);
                 n->dirty = false;
                 if (r == 0) {
                         xdev_debug(&ctx->log, "\"%s\": %s", n->path,
                                    n->granted ? "granted" : "restored");
-                        if (!n->granted)
+                        if (!n->granted) {
+                                n->restored = true;
                                 n->dirty = true; /* mark for pruning */
+                        }
                         continue;
                 }
                 if (r == -ENOENT || r == -ESTALE) {
@@ -279,7 +290,8 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all) {
                                  n->path, strerror(-r));
         }
         for (size_t i = t->state.n_nodes; i-- > 0;)
-                if (t->state.nodes[i].dirty && !t->state.nodes[i].granted) {
+                if (t->state.nodes[i].dirty && !t->state.nodes[i].granted &&
+                    !(keep && t->state.nodes[i].restored)) {
                         xdev_state_remove_node(&t->state, i);
                         pruned = true;
                 }
@@ -296,7 +308,10 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all) {
  * at once: the state already names the next holder; when a different user
  * held the devices, they are first taken off (saved and converged) and
  * that user's open fds revoked, and only then is the next holder planned.
- * Returns 0 or -errno from saving (nothing changed then). */
+ * The ledger keeps the entries taken off, so that the next holder gets the
+ * same nodes without a new enumeration. Returns 1 when a holder was
+ * released, 0 when there was none to release, or -errno from saving
+ * (nothing changed then). */
 static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
         bool next_has = t->state.has_holder;
         uid_t next = t->state.holder;
@@ -306,7 +321,7 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
                 return 0; /* no holder before, or none after: one pass keeps the order */
         t->state.has_holder = false;
         plan_ledger(ctx, t);
-        r = commit(ctx, t, false);
+        r = commit(ctx, t, false, true);
         if (r >= 0) {
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log);
                 (void) xdev_linger_note(&t->linger, &t->state);
@@ -314,7 +329,14 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
         }
         t->state.has_holder = next_has;
         t->state.holder = next;
-        return r < 0 ? r : 0;
+        return r < 0 ? r : 1;
+}
+
+static bool any_dirty(const struct txn *t) {
+        for (size_t i = 0; i < t->state.n_nodes; i++)
+                if (t->state.nodes[i].dirty)
+                        return true;
+        return false;
 }
 
 static bool holder_changed(const struct txn *t) {
@@ -324,24 +346,36 @@ static bool holder_changed(const struct txn *t) {
 
 /* After the decision: releases the old holder first if it changed, plans
  * every node, adds the devices of a new holder, converges, and revokes
- * what was taken away. Returns commit's result. */
+ * what was taken away. At a handover from one holder to the next (a VT
+ * switch), the next gets the nodes the ledger carried over first, and the
+ * enumeration that finds any it lacked comes after: the switch does not
+ * wait for it. Returns commit's result. */
 static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
-        int r;
+        int r, released;
 
-        r = release_old_holder(ctx, t);
-        if (r < 0)
-                return r;
+        released = release_old_holder(ctx, t);
+        if (released < 0)
+                return released;
         plan_ledger(ctx, t);
         if (holder_changed(t)) {
                 xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u",
                          (unsigned) t->state.holder);
-                (void) plan_enumerate(ctx, t);
+                if (!released)
+                        (void) plan_enumerate(ctx, t);
         } else if (t->loaded_has_holder && !t->state.has_holder)
                 xdev_log(&ctx->log, LOG_INFO, "shared devices taken from uid %u; nobody holds them",
                          (unsigned) t->loaded_holder);
-        r = commit(ctx, t, all);
+        r = commit(ctx, t, all, false);
         if (r >= 0) /* grants removed first, then lingering fds revoked */
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log);
+        if (r >= 0 && released) {
+                (void) plan_enumerate(ctx, t);
+                if (any_dirty(t)) {
+                        int more = commit(ctx, t, false, false);
+                        if (more > 0)
+                                r += more;
+                }
+        }
         return r;
 }
 
@@ -379,7 +413,7 @@ static void undo_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_lo
                 xdev_state_remove_session(&t->state, (size_t) idx);
         xdev_state_elect(&t->state, t->active_vt);
         plan_ledger(ctx, t);
-        (void) commit(ctx, t, false);
+        (void) commit(ctx, t, false, false);
 }
 
 int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
@@ -426,7 +460,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u",
                          (unsigned) t.state.holder);
         xdev_fault_point("open-before-commit");
-        failed = commit(ctx, &t, false);
+        failed = commit(ctx, &t, false, false);
         if (failed < 0) {
                 r = failed;
                 goto out;
@@ -511,7 +545,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
                         /* ledger_want logged why; the reaping above still gets committed.
                          * A node that is not what udev said is refused input
                          * (-EINVAL); ENOMEM, E2BIG, EIO... stay what they are. */
-                        (void) commit(ctx, &t, false);
+                        (void) commit(ctx, &t, false, false);
                         if (r == -ENOTTY || r == -ESTALE || r == -EOPNOTSUPP)
                                 r = -EINVAL;
                         goto out;
@@ -519,7 +553,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         } else
                 xdev_debug(&ctx->log, "\"%s\": no session holds the shared devices, nothing to do",
                            path);
-        r = commit(ctx, &t, false);
+        r = commit(ctx, &t, false, false);
         if (r >= 0)
                 (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
         if (r == 0)
@@ -550,7 +584,7 @@ int xdev_device_forget(struct xdev_ctx *ctx, const char *path) {
          * restore it if it is the recorded one, else forget it. */
         t.state.nodes[idx].granted = false;
         t.state.nodes[idx].dirty = true;
-        r = commit(ctx, &t, false);
+        r = commit(ctx, &t, false, false);
         r = r < 0 ? r : 1;
 out:
         txn_end(&t);
@@ -648,7 +682,7 @@ int xdev_reset(struct xdev_ctx *ctx, bool force) {
         t.state.n_sessions = 0;
         t.state.has_holder = false;
         plan_ledger(ctx, &t);
-        r = commit(ctx, &t, true);
+        r = commit(ctx, &t, true, false);
         if (r >= 0)
                 (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
         if (r == 0 && t.state.n_nodes > 0)

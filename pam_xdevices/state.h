@@ -44,7 +44,8 @@ struct xdev_node {
         uid_t grantee;
         enum xdev_access perm;
         enum xdev_grant_mode gmode;
-        bool dirty; /* in memory only: must be converged */
+        bool dirty;    /* in memory only: must be converged */
+        bool restored; /* in memory only: put back in this transaction */
 };
 
 struct xdev_state {

@@ -151,6 +151,37 @@ START_TEST(test_kill_during_close_then_gc_restores) {
 }
 END_TEST
 
+/* The closer killed after it saved the restore but before it changed every
+ * node: the next login (bob's, a plain transaction, no gc) puts alice's VT
+ * and her shared grants back, and forgets them. */
+START_TEST(test_kill_during_close_then_next_login_restores) {
+        const char *fault = close_faults[_i];
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = fault_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        int status = h_session_close_status(a, fault);
+        ck_assert_msg(killed(status), "%s: the closer was not killed (status %#x)", fault, status);
+        struct h_session *b = fault_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert_msg(strcmp(h_acl_of(h_vt_path(0), H_UID_ALICE), "") == 0,
+                      "%s: alice's VT still has her grant after bob's login", fault);
+        ck_assert_msg(strcmp(h_acl_of("/dev/input/event0", H_UID_ALICE), "") == 0,
+                      "%s: event0 still has alice's grant after bob's login", fault);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        h_snap_assert_equal(&before, fault);
+        char state[1 << 14] = "";
+        FILE *f = fopen("/run/xdevices/state", "re");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(state, 1, sizeof state - 1, f);
+        state[n] = '\0';
+        (void) fclose(f);
+        ck_assert_msg(strstr(state, h_vt_path(0)) == NULL,
+                      "%s: alice's VT is still in the ledger:\n%s", fault, state);
+        h_snap_free(&before);
+}
+END_TEST
+
 /* The helper killed while applying a hotplugged node, and gc killed while
  * reaping: the next gc finishes the job. */
 START_TEST(test_kill_during_apply_and_gc) {
@@ -212,6 +243,8 @@ static Suite *suite(void) {
                             (int) ELEMENTSOF(open_faults));
         tcase_add_loop_test(tc, test_kill_during_close_then_gc_restores, 0,
                             (int) ELEMENTSOF(close_faults));
+        tcase_add_loop_test(tc, test_kill_during_close_then_next_login_restores, 0,
+                            ELEMENTSOF(close_faults));
         tcase_add_test(tc, test_kill_during_apply_and_gc);
         suite_add_tcase(s, tc);
         return s;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -173,6 +174,56 @@ START_TEST(test_shared_devices_follow_the_vt_in_front) {
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
         ck_assert_msg(!state_has("follow"), "a clean stop left the follow mark");
+        h_snap_assert_equal(&before, "after both logouts and the daemon's stop");
+}
+END_TEST
+
+/* At a switch the next holder gets the nodes the ledger carried over at
+ * once, and a node the ledger lacked (plugged in while alice held, no
+ * udev helper ran) from the enumeration that follows. */
+START_TEST(test_switch_hands_over_a_node_the_ledger_lacked) {
+        struct h_snap before;
+        h_snap_take(&before);
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+
+        struct stat st;
+        ck_assert_int_eq(stat("/dev/input/event0", &st), 0);
+        ck_assert_int_eq(mknod("/dev/input/event7", S_IFCHR | 0660, makedev(13, 71)), 0);
+        ck_assert_int_eq(chown("/dev/input/event7", 0, st.st_gid), 0);
+        ck_assert_int_eq(chmod("/dev/input/event7", 0660), 0);
+        char *plugged = h_node_describe("/dev/input/event7");
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");
+
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        for (int ms = 0; ms < WAIT_MS && strcmp(h_acl_of("/dev/input/event7", H_UID_BOB), "rw");
+             ms += 20)
+                sleep_ms(20);
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "rw");
+        ck_assert(shared_is(H_UID_ALICE, ""));
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");
+
+        /* back to alice: the new node goes with the rest */
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "rw");
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "");
+
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        char *now = h_node_describe("/dev/input/event7");
+        ck_assert_str_eq(now, plugged);
+        ck_assert_int_eq(unlink("/dev/input/event7"), 0);
+        free(now);
+        free(plugged);
         h_snap_assert_equal(&before, "after both logouts and the daemon's stop");
 }
 END_TEST
@@ -374,6 +425,7 @@ static Suite *suite(void) {
         tcase_set_timeout(tc, 120);
         tcase_add_checked_fixture(tc, fresh, teardown);
         tcase_add_test(tc, test_shared_devices_follow_the_vt_in_front);
+        tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
         tcase_add_test(tc, test_login_in_the_background_holds_nothing);
         tcase_add_test(tc, test_crashed_daemon_leaves_the_follow_rule_in_force);
         tcase_add_test(tc, test_clean_stop_resumes_the_login_rule);
