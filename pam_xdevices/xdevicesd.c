@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -151,6 +152,12 @@ static bool logind_is_running(void) {
         return lstat("/run/systemd/seats", &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static double now_ms(void) {
+        struct timespec ts;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
 static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
         struct xdev_follow_result *res;
@@ -219,6 +226,7 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 if (timeout >= 0) {
                         active_rearm(activefd);
                         drain(inofd);
+                        double t0 = now_ms();
                         r = xdev_follow_update(ctx, &self, res);
                         if (r < 0) {
                                 xdev_log(&ctx->log, LOG_ERR,
@@ -227,9 +235,11 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                 timeout = RETRY_MS;
                         } else {
                                 if (res->changed)
-                                        xdev_debug(&ctx->log, "tty%d in front: %s", res->active_vt,
+                                        xdev_debug(&ctx->log, "tty%d in front: %s (%.1f ms)",
+                                                   res->active_vt,
                                                    res->has_holder ? "its session holds"
-                                                                   : "nobody holds");
+                                                                   : "nobody holds",
+                                                   now_ms() - t0);
                                 n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
                                 timeout = stale ? 0 : -1;
                         }
