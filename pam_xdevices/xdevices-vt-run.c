@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* xdevices-vt-run(1): runs a display server that opens the console devices
- * itself (a wlroots compositor through libseat's noop backend, weston) on
- * the VT of the login it is started from. It puts that VT in graphics mode
- * with the keyboard off, so that the kernel neither draws the text console
- * over the compositor nor turns the keys the compositor reads into input of
- * the login shell, and puts both modes back when the command ends. It runs
+ * itself (a wlroots compositor through libseat's noop backend, or libseat's
+ * embedded seatd not bound to a VT) on the VT of the login it is started
+ * from. It puts that VT in graphics mode with the keyboard off, so that the
+ * kernel neither draws the text console over the compositor nor turns the
+ * keys the compositor reads into input of the login shell, and puts both
+ * back when the command ends. The kernel ignores every switch away from a
+ * VT in graphics mode unless a process handles its switches (VT_PROCESS):
+ * the wrapper does, and lets each one happen, so that chvt and xdevicesd
+ * keep working; when the wrapper is gone, the kernel's next switch away
+ * resets the VT to text mode and the default keyboard mode itself. It runs
  * as the user: the kernel lets the process whose controlling tty a VT is
  * change these modes. The wrapper forks; the child execs the command, the
  * parent waits, forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to it, and
@@ -15,6 +20,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/kd.h>
+#include <linux/vt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -36,6 +42,9 @@
 #define VT_MAX 63
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+/* What the kernel sends the VT's switch handler: leave, and come back. */
+#define SIG_RELEASE SIGUSR1
+#define SIG_ACQUIRE SIGUSR2
 
 static void usage(FILE *f) {
         fprintf(f,
@@ -158,7 +167,22 @@ static int set_modes(int fd, int vt, int mode, int kbmode) {
         return r;
 }
 
-/* --reset /dev/ttyN: text mode and the default keyboard mode. */
+/* The modes the VT had; says so when the kernel refuses (the VT was hung
+ * up: the login ended first). */
+static void restore(int fd, int vt, int mode, int kbmode, const struct vt_mode *vtmode) {
+        int r = set_modes(fd, vt, mode, kbmode);
+
+        if (ioctl(fd, VT_SETMODE, vtmode) < 0) {
+                fprintf(stderr, PROG ": tty%d: VT switch mode: %s\n", vt, strerror(errno));
+                r = -1;
+        }
+        if (r < 0)
+                fprintf(stderr,
+                        PROG ": tty%d may stay in graphics mode: see " PROG "(1), RECOVERY\n", vt);
+}
+
+/* --reset /dev/ttyN: text mode, the default keyboard mode, switches by the
+ * kernel (VT_AUTO). */
 static int reset(const char *arg) {
         const char *num = arg;
         char *end;
@@ -181,6 +205,10 @@ static int reset(const char *arg) {
         if (fd < 0)
                 return EXIT_WRAPPER;
         r = set_modes(fd, (int) vt, KD_TEXT, default_kbmode());
+        if (ioctl(fd, VT_SETMODE, &(struct vt_mode) { .mode = VT_AUTO }) < 0) {
+                fprintf(stderr, PROG ": tty%d: VT switch mode: %s\n", (int) vt, strerror(errno));
+                r = -1;
+        }
         (void) close(fd);
         return r < 0 ? EXIT_WRAPPER : 0;
 }
@@ -209,6 +237,12 @@ int main(int argc, char **argv) {
         };
         sigset_t mask, oldmask;
         int c, fd, vt = 0, mode, kbmode, status = 0;
+        struct vt_mode vtmode,
+                process = {
+                        .mode = VT_PROCESS,
+                        .relsig = SIG_RELEASE,
+                        .acqsig = SIG_ACQUIRE,
+                };
         pid_t pid;
 
         /* "+": options end at the command, whose own options are its own */
@@ -243,33 +277,49 @@ int main(int argc, char **argv) {
         fd = open_ctty_vt(&vt);
         if (fd < 0)
                 return EXIT_WRAPPER;
-        if (ioctl(fd, KDGETMODE, &mode) < 0 || ioctl(fd, KDGKBMODE, &kbmode) < 0) {
+        if (ioctl(fd, KDGETMODE, &mode) < 0 || ioctl(fd, KDGKBMODE, &kbmode) < 0 ||
+            ioctl(fd, VT_GETMODE, &vtmode) < 0) {
                 fprintf(stderr, PROG ": tty%d: cannot read its modes: %s\n", vt, strerror(errno));
+                return EXIT_WRAPPER;
+        }
+        if (vtmode.mode != VT_AUTO) {
+                fprintf(stderr,
+                        PROG
+                        ": tty%d: another program handles its VT switches (VT_PROCESS): "
+                        "is a display server already running on it?\n",
+                        vt);
                 return EXIT_WRAPPER;
         }
         if (mode != KD_TEXT)
                 fprintf(stderr, PROG ": warning: tty%d is already in graphics mode\n", vt);
 
-        /* From here to the end the forwarded signals are only taken by
-         * sigwaitinfo below: none can end us between setting the modes and
-         * restoring them. */
+        /* From here to the end the forwarded signals and the VT's are only
+         * taken by sigwaitinfo below: none can end us between setting the
+         * modes and restoring them. */
         sigemptyset(&mask);
         for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
                 sigaddset(&mask, forwarded[i]);
         sigaddset(&mask, SIGCHLD);
+        sigaddset(&mask, SIG_RELEASE);
+        sigaddset(&mask, SIG_ACQUIRE);
         if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0) {
                 fprintf(stderr, PROG ": sigprocmask: %s\n", strerror(errno));
                 return EXIT_WRAPPER;
         }
+        if (ioctl(fd, VT_SETMODE, &process) < 0) {
+                fprintf(stderr, PROG ": tty%d: handling its VT switches: %s\n", vt,
+                        strerror(errno));
+                return EXIT_WRAPPER;
+        }
         if (set_modes(fd, vt, KD_GRAPHICS, K_OFF) < 0) {
-                (void) set_modes(fd, vt, mode, kbmode);
+                restore(fd, vt, mode, kbmode, &vtmode);
                 return EXIT_WRAPPER;
         }
 
         pid = fork();
         if (pid < 0) {
                 fprintf(stderr, PROG ": fork: %s\n", strerror(errno));
-                (void) set_modes(fd, vt, mode, kbmode);
+                restore(fd, vt, mode, kbmode, &vtmode);
                 return EXIT_WRAPPER;
         }
         if (pid == 0)
@@ -287,6 +337,15 @@ int main(int argc, char **argv) {
                         fprintf(stderr, PROG ": sigwaitinfo: %s\n", strerror(errno));
                         (void) kill(pid, SIGTERM);
                         block = true;
+                } else if (c == SIG_RELEASE) {
+                        /* another VT is asked for: let it come to the front */
+                        if (ioctl(fd, VT_RELDISP, 1) < 0)
+                                fprintf(stderr, PROG ": tty%d: allowing a VT switch: %s\n", vt,
+                                        strerror(errno));
+                        continue;
+                } else if (c == SIG_ACQUIRE) {
+                        (void) ioctl(fd, VT_RELDISP, VT_ACKACQ);
+                        continue;
                 } else if (c != SIGCHLD) {
                         (void) kill(pid, c);
                         continue;
@@ -301,9 +360,7 @@ int main(int argc, char **argv) {
                 }
         }
 
-        if (set_modes(fd, vt, mode, kbmode) < 0)
-                fprintf(stderr,
-                        PROG ": tty%d may stay in graphics mode: see " PROG "(1), RECOVERY\n", vt);
+        restore(fd, vt, mode, kbmode, &vtmode);
         (void) close(fd);
         if (WIFSIGNALED(status))
                 return 128 + WTERMSIG(status);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/kd.h>
+#include <linux/vt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,18 +26,21 @@
 static const char *wrapper;
 static char self[4096];
 
-/* The probe: prints "KDGETMODE KDGKBMODE LIBSEAT_BACKEND pid" of its
- * controlling tty, then exits with the status given, or with "wait" waits
- * for a signal. */
+/* The probe: prints "KDGETMODE KDGKBMODE VT_GETMODE LIBSEAT_BACKEND pid"
+ * of its controlling tty, then exits with the status given, or with "wait"
+ * waits for a signal. */
 static int probe(int argc, char **argv) {
         const char *backend = getenv("LIBSEAT_BACKEND");
         int fd = open("/dev/tty", O_RDWR | O_CLOEXEC), mode = -1, kbmode = -1;
+        struct vt_mode vtmode = { .mode = -1 };
 
         if (fd >= 0) {
                 (void) ioctl(fd, KDGETMODE, &mode);
                 (void) ioctl(fd, KDGKBMODE, &kbmode);
+                (void) ioctl(fd, VT_GETMODE, &vtmode);
         }
-        printf("%d %d %s %d\n", mode, kbmode, backend ? backend : "-", (int) getpid());
+        printf("%d %d %d %s %d\n", mode, kbmode, vtmode.mode, backend ? backend : "-",
+               (int) getpid());
         fflush(stdout);
         if (argc > 2 && strcmp(argv[2], "wait") == 0)
                 for (;;)
@@ -141,13 +145,14 @@ static int run(enum ctty ctty, const char *const *args, char **ret_out, char **r
 static void probe_line(struct run *r, int *mode, int *kbmode, char *backend, pid_t *pid) {
         char line[256];
         size_t n = 0;
-        int p;
+        int p, vtmode;
 
         while (n < sizeof line - 1 && read(r->out, line + n, 1) == 1 && line[n] != '\n')
                 n++;
         line[n] = '\0';
-        ck_assert_msg(sscanf(line, "%d %d %63s %d", mode, kbmode, backend, &p) == 4,
+        ck_assert_msg(sscanf(line, "%d %d %d %63s %d", mode, kbmode, &vtmode, backend, &p) == 5,
                       "probe said \"%s\"", line);
+        ck_assert_int_eq(vtmode, VT_PROCESS);
         *pid = p;
 }
 
@@ -169,9 +174,25 @@ static void vt_set(int mode, int kbmode) {
         (void) close(fd);
 }
 
-/* The modes a test VT is in before a test: text, Unicode keyboard. */
+static int vt_switch_mode(void) {
+        int fd = open(h_vt_path(0), O_RDWR | O_NOCTTY | O_CLOEXEC);
+        struct vt_mode m;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ioctl(fd, VT_GETMODE, &m), 0);
+        (void) close(fd);
+        return m.mode;
+}
+
+/* The modes a test VT is in before a test: text, Unicode keyboard, switches
+ * by the kernel. */
 static void vt_setup(void) {
+        int fd = open(h_vt_path(0), O_RDWR | O_NOCTTY | O_CLOEXEC);
+
         vt_set(KD_TEXT, K_UNICODE);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ioctl(fd, VT_SETMODE, &(struct vt_mode) { .mode = VT_AUTO }), 0);
+        (void) close(fd);
 }
 
 static void assert_text_again(void) {
@@ -180,6 +201,7 @@ static void assert_text_again(void) {
         vt_modes(&mode, &kbmode);
         ck_assert_int_eq(mode, KD_TEXT);
         ck_assert_int_eq(kbmode, K_UNICODE);
+        ck_assert_int_eq(vt_switch_mode(), VT_AUTO);
 }
 
 START_TEST(test_usage) {
@@ -230,16 +252,19 @@ END_TEST
  * LIBSEAT_BACKEND=noop, its exit status, text and Unicode after. */
 START_TEST(test_vt_modes_as_user) {
         char *out, *err;
-        int mode, kbmode, pid;
+        int mode, kbmode, vtmode, pid;
         char backend[64];
         const char *args[] = { self, "--probe", "3", NULL };
         struct run r = start(CTTY_VT, H_UID_ALICE, NULL, args);
 
         ck_assert_msg(finish(&r, &out, &err) == 3, "stderr: %s", err);
-        ck_assert_msg(sscanf(out, "%d %d %63s %d", &mode, &kbmode, backend, &pid) == 4,
+        ck_assert_msg(sscanf(out, "%d %d %d %63s %d", &mode, &kbmode, &vtmode, backend, &pid) == 5,
                       "probe said \"%s\", the wrapper \"%s\"", out, err);
         ck_assert_int_eq(mode, KD_GRAPHICS);
         ck_assert_int_eq(kbmode, K_OFF);
+        /* switches away are handled (and allowed) by the wrapper: in
+         * graphics mode the kernel would ignore them */
+        ck_assert_int_eq(vtmode, VT_PROCESS);
         ck_assert_str_eq(backend, "noop");
         assert_text_again();
 }
@@ -253,7 +278,7 @@ START_TEST(test_vt_backend_kept) {
                 start(CTTY_VT, H_UID_ALICE, "seatd", (const char *[]) { self, "--probe", NULL });
 
         ck_assert_int_eq(finish(&r, &out, NULL), 0);
-        ck_assert_int_eq(sscanf(out, "%d %d %63s %d", &mode, &kbmode, backend, &pid), 4);
+        ck_assert_int_eq(sscanf(out, "%d %d %*d %63s %d", &mode, &kbmode, backend, &pid), 4);
         ck_assert_str_eq(backend, "seatd");
         assert_text_again();
 }
@@ -326,6 +351,9 @@ START_TEST(test_vt_wrapper_killed_then_reset) {
         vt_modes(&mode, &kbmode);
         ck_assert_int_eq(mode, KD_GRAPHICS);
         ck_assert_int_eq(kbmode, K_OFF);
+        /* (the kernel's next switch away from it would reset it: its
+         * switch handler is gone) */
+        ck_assert_int_eq(vt_switch_mode(), VT_PROCESS);
         r = start(CTTY_NONE, H_UID_ALICE, NULL, (const char *[]) { "--reset", h_vt_path(0), NULL });
         ck_assert_int_eq(finish(&r, NULL, &err), 125);
         ck_assert_msg(strstr(err, "Operation not permitted"), "stderr: %s", err);
@@ -333,6 +361,27 @@ START_TEST(test_vt_wrapper_killed_then_reset) {
                              &err),
                          0);
         assert_text_again();
+}
+END_TEST
+
+/* A VT whose switches another program handles (a display server on it)
+ * is left alone. */
+START_TEST(test_vt_process_refused) {
+        char *err;
+        int fd = open(h_vt_path(0), O_RDWR | O_NOCTTY | O_CLOEXEC);
+        struct vt_mode process = { .mode = VT_PROCESS, .relsig = SIGUSR1, .acqsig = SIGUSR2 };
+        struct run r;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ioctl(fd, VT_SETMODE, &process), 0);
+        r = start(CTTY_VT, H_UID_ALICE, NULL, (const char *[]) { "true", NULL });
+        ck_assert_int_eq(finish(&r, NULL, &err), 125);
+        ck_assert_msg(strstr(err, "another program handles its VT switches"), "stderr: %s", err);
+        ck_assert_int_eq(vt_switch_mode(), VT_PROCESS);
+        /* (FD was hung up with the wrapper's session: a fresh one) */
+        (void) close(fd);
+        vt_setup();
+        ck_assert_int_eq(vt_switch_mode(), VT_AUTO);
 }
 END_TEST
 
@@ -355,6 +404,7 @@ static Suite *vtrun_suite(bool vt) {
                 tcase_add_test(tc, test_vt_command_killed);
                 tcase_add_test(tc, test_vt_exec_fails);
                 tcase_add_test(tc, test_vt_wrapper_killed_then_reset);
+                tcase_add_test(tc, test_vt_process_refused);
                 suite_add_tcase(s, tc);
         }
         return s;
@@ -397,6 +447,7 @@ int main(int argc, char **argv) {
                 if (fd >= 0) {
                         (void) ioctl(fd, KDSETMODE, KD_TEXT);
                         (void) ioctl(fd, KDSKBMODE, K_UNICODE);
+                        (void) ioctl(fd, VT_SETMODE, &(struct vt_mode) { .mode = VT_AUTO });
                         (void) close(fd);
                 }
         }
