@@ -54,8 +54,10 @@ static void usage(FILE *f) {
                 " --reset /dev/ttyN\n"
                 "Runs COMMAND (a Wayland compositor, for instance) with the controlling VT in\n"
                 "graphics mode and its keyboard off, and restores both when COMMAND ends.\n"
-                "Sets LIBSEAT_BACKEND=noop unless it is set. --reset puts a VT back into text\n"
-                "mode with the kernel's default keyboard mode (root, or the VT's own session).\n"
+                "Unless LIBSEAT_BACKEND is set, sets LIBSEAT_BACKEND=builtin and SEATD_VTBOUND=0\n"
+                "(libseat's embedded seatd, not bound to the VT). --reset puts a VT back into\n"
+                "text mode with the kernel's default keyboard mode (root, or the VT's own\n"
+                "session).\n"
                 "See " PROG "(1).\n");
 }
 
@@ -219,7 +221,11 @@ static void child_exec(char **argv, const sigset_t *oldmask) {
         for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
                 (void) sigaction(forwarded[i], &sa, NULL);
         (void) sigprocmask(SIG_SETMASK, oldmask, NULL);
-        if (setenv("LIBSEAT_BACKEND", "noop", 0) < 0) {
+        /* libseat's embedded seatd opens the granted nodes as the user and,
+         * not bound to a VT, leaves the VT to us; Debian 12's noop backend
+         * never tells wlroots the seat is enabled. */
+        if (!getenv("LIBSEAT_BACKEND") &&
+            (setenv("LIBSEAT_BACKEND", "builtin", 1) < 0 || setenv("SEATD_VTBOUND", "0", 0) < 0)) {
                 fprintf(stderr, PROG ": setenv: %s\n", strerror(errno));
                 _exit(EXIT_WRAPPER);
         }
