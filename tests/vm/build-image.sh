@@ -12,6 +12,9 @@
 # own cache, default /var/cache/pam_xdevices-vm-trixie, so that the Debian
 # 12 images are never pruned for it; the patched Xorg is trixie's, from
 # xserver-patch/_build-trixie: make check-xserver-trixie builds it).
+# VM_WAYLAND=1 adds wayland/packages.list (sway, foot) to the packages, in a
+# cache of its own (default /var/cache/pam_xdevices-vm-wayland), so that the
+# default image stays as it is and is never pruned for it.
 # The base rootfs (packages only, slow) and the image (base + project + test
 # scripts, fast) are cached separately, each under a hash of its inputs.
 set -euo pipefail
@@ -29,7 +32,13 @@ done
 
 suite=${VM_SUITE:-bookworm}
 case $suite in *[!a-z]*|'') echo "build-image: bad VM_SUITE '$suite'" >&2; exit 2 ;; esac
-if [ "$suite" = bookworm ]; then
+wayland=${VM_WAYLAND:-0}
+case $wayland in 0|1) ;; *) echo "build-image: bad VM_WAYLAND '$wayland' (0 or 1)" >&2; exit 2 ;; esac
+if [ "$wayland" = 1 ]; then
+	[ "$suite" = bookworm ] || { echo "build-image: VM_WAYLAND=1 is for the Debian 12 image only" >&2; exit 2; }
+	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm-wayland}
+	xorg_builddir=${XSERVER_BUILDDIR:-$srcdir/xserver-patch/_build}
+elif [ "$suite" = bookworm ]; then
 	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm}
 	xorg_builddir=${XSERVER_BUILDDIR:-$srcdir/xserver-patch/_build}
 else
@@ -55,6 +64,7 @@ hash_stream() { sha256sum | cut -c1-16; }
 make_base() {
 	local out=$1 pkgs
 	pkgs=$(grep -v '^#' "$here/packages.list" | xargs | tr ' ' ,)
+	[ "$wayland" = 0 ] || pkgs=$pkgs,$(grep -v '^#' "$here/wayland/packages.list" | xargs | tr ' ' ,)
 	mmdebstrap --variant=apt --include="$pkgs" \
 		--aptopt='APT::Install-Recommends "false"' \
 		--dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -67,11 +77,13 @@ make_base() {
 		"deb $security_mirror $suite-security main"
 }
 # The key of a Debian 12 base is what it was before suites existed (the
-# function's text with the suite spelled out), so the shared cache stays valid.
+# function's text with the suite spelled out and without the Wayland line),
+# so the shared cache stays valid.
 base_key=$( { cat "$here/packages.list"
-	declare -f make_base | sed -e 's/"\$suite"/bookworm/' -e 's/\$suite/bookworm/g'
+	declare -f make_base | grep -v wayland | sed -e 's/"\$suite"/bookworm/' -e 's/\$suite/bookworm/g'
 	echo "$mirror $security_mirror"
-	[ "$suite" = bookworm ] || echo "$suite"; } | hash_stream)
+	[ "$suite" = bookworm ] || echo "$suite"
+	[ "$wayland" = 0 ] || cat "$here/wayland/packages.list"; } | hash_stream)
 base=$cache/base-$base_key
 if [ ! -e "$base/.done" ]; then
 	say "building base rootfs $base (mmdebstrap, ~2 min)"
@@ -124,6 +136,7 @@ make_layer() {
 	install -m 0755 $(ls "$here"/guest/xdt-* | grep -v '\.c$') "$root/usr/local/lib/xdt/"
 	install -m 0755 "$here"/linger/xdt-* "$root/usr/local/lib/xdt/"
 	install -m 0755 "$here"/follow/xdt-* "$root/usr/local/lib/xdt/"
+	install -m 0755 "$here"/wayland/xdt-* "$root/usr/local/lib/xdt/"
 	# The guest has no compiler: the C helpers are built here, static, so
 	# that they do not depend on the host's libc version.
 	local c
@@ -132,6 +145,12 @@ make_layer() {
 	done
 	if [ -x "$xorg_patched" ]; then
 		install -m 0755 "$xorg_patched" "$root/usr/local/lib/xdt/Xorg-patched"
+	fi
+	# No logind of any kind in the Wayland image: sway's polkitd pulls in
+	# elogind, whose PAM module and daemon would manage the sessions (and
+	# make pam_xdevices stand down). Purged, polkitd's dependency broken.
+	if [ "$wayland" = 1 ] && chroot "$root" dpkg -s elogind >/dev/null 2>&1; then
+		chroot "$root" dpkg --purge --force-depends elogind libpam-elogind >&2
 	fi
 	echo xdt >"$root/etc/hostname"
 	printf '127.0.0.1 localhost\n127.0.1.1 xdt\n' >"$root/etc/hosts"
@@ -170,7 +189,7 @@ xorg_hash=none
 img_key=$( {
 	echo "$base_key $xorg_hash"
 	declare -f make_layer
-	(cd "$here" && cat guest/* linger/* follow/* packages.list)
+	(cd "$here" && cat guest/* linger/* follow/* wayland/* packages.list)
 	(cd "$stage" && find . -printf '%p %m %l\n' | sort && find . -type f -print0 | sort -z | xargs -0r cat)
 } | hash_stream)
 img=$cache/img-$img_key

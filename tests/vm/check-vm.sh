@@ -11,6 +11,9 @@
 # scenarios proven there: rootless-startx (s1) and xinit-patched-xorg (s3,
 # with trixie's patched Xorg from make check-xserver-trixie); OUT gets a
 # -trixie suffix.
+# VM_WAYLAND=1: the Wayland image (build-image.sh: sway, foot, no seatd, no
+# logind), by default only its scenario w1 (wayland-sway), with -vga virtio
+# (run-vm.py); OUT gets a -wayland suffix.
 # Env: VM_ALLOW_SKIP=name,... (e.g. xinit-patched-xorg: the patched Xorg is
 #      then not built, and its scenario may skip); XSERVER_BUILDDIR (the
 #      patched Xorg's build cache, as for make check-xserver; default
@@ -21,6 +24,7 @@ srcdir=$here/../.. builddir= out=
 scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,l4
 suite=${VM_SUITE:-bookworm}
 [ "$suite" = bookworm ] || scenarios=s1,s3
+[ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--srcdir) srcdir=$2; shift 2 ;;
@@ -33,6 +37,7 @@ done
 if [ -z "$out" ]; then
 	if [ -n "$builddir" ]; then out=$builddir/tests/vm/out; else out=$here/out; fi
 	[ "$suite" = bookworm ] || out=$out-$suite
+	[ "${VM_WAYLAND:-0}" = 0 ] || out=$out-wayland
 fi
 for tool in qemu-system-x86_64 mmdebstrap mkfs.ext4 python3; do
 	command -v "$tool" >/dev/null || {
@@ -73,6 +78,8 @@ elif [ "$want_xorg" = 1 ]; then
 fi
 t0=$SECONDS
 img=$("$here/build-image.sh" --srcdir "$srcdir" | tail -n 1)
-echo "check-vm: $suite image $img ready in $((SECONDS - t0)) s"
+echo "check-vm: $suite$([ "${VM_WAYLAND:-0}" = 0 ] || echo " Wayland") image $img ready in $((SECONDS - t0)) s"
 rm -rf "$out"
-exec python3 "$here/run-vm.py" --image "$img" --out "$out" --scenarios "$scenarios" --allow-skip "$allow_skip"
+vga=std
+[ "${VM_WAYLAND:-0}" = 0 ] || vga=virtio
+exec python3 "$here/run-vm.py" --image "$img" --out "$out" --scenarios "$scenarios" --allow-skip "$allow_skip" --vga "$vga"

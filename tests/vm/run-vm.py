@@ -38,6 +38,7 @@ NAMES = {
     "f1": "follow-x-switch",
     "f2": "follow-su",
     "f3": "follow-latency",
+    "w1": "wayland-sway",
 }
 DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,l4"
 
@@ -97,9 +98,13 @@ def analyse(w, h, rgb):
     white = frac(20, 40, 560, 460, lambda r, g, b: r > 230 and g > 230 and b > 230)
     dark_text = frac(0, 0, 300, 100, lambda r, g, b: r < 60 and g < 60 and b < 60)
     lit = frac(0, 0, w, h, lambda r, g, b: r + g + b > 150)
+    # the Wayland scenario's foot: background #2a7f62 (wayland/xdt-foot.ini)
+    foot = frac(0, 0, w, h, lambda r, g, b: abs(r - 0x2a) < 16 and abs(g - 0x7f) < 16 and abs(b - 0x62) < 16)
+    text = frac(0, 0, w, h, lambda r, g, b: r > 200 and g > 200 and b > 200)
     colours = len({rgb[i:i + 3] for i in range(0, len(rgb), 3 * 97)})
     return {"size": f"{w}x{h}", "xterm_white": round(white, 3),
-            "dark_top_left": round(dark_text, 3), "lit": round(lit, 3),
+            "dark_top_left": round(dark_text, 3), "lit": round(lit, 3), "foot_bg": round(foot, 3),
+            "white_text": round(text, 4),
             "colours": colours}
 
 
@@ -107,6 +112,10 @@ def judge(kind, a):
     if kind == "x":
         good = a["xterm_white"] > 0.9 and 0 < a["dark_top_left"] and a["colours"] >= 2
         why = "white xterm with black text" if good else "no white xterm"
+    elif kind == "wayland":
+        # foot's green nearly everywhere, and its white text on it
+        good = a["foot_bg"] > 0.8 and a["white_text"] > 0.0005
+        why = "foot's window on sway" if good else "no foot window"
     elif kind == "console":
         good = a["xterm_white"] < 0.05 and a["lit"] > 0.0005
         why = "text console, no X window" if good else "not a text console"
@@ -164,6 +173,9 @@ def main():
     ap.add_argument("--boot-timeout", type=int, default=600)
     ap.add_argument("--scenario-timeout", type=int, default=300)
     ap.add_argument("--memory", default="1536")
+    # wlroots 0.15 needs PRIME import, which bochs-drm (-vga std) lacks and
+    # virtio-gpu has: the Wayland image runs with -vga virtio
+    ap.add_argument("--vga", default="std", choices=["std", "virtio"])
     ap.add_argument("--allow-skip", default="",
                     help="comma-separated scenarios (names or ids) that may SKIP; any other SKIP fails")
     args = ap.parse_args()
@@ -183,7 +195,7 @@ def main():
         "-append", "root=/dev/vda rw console=ttyS0 quiet loglevel=3 "
                    f"xdt.run={','.join(wanted)}",
         "-drive", f"file={args.image}/rootfs.ext4,format=raw,if=virtio",
-        "-snapshot", "-vga", "std", "-display", "none",
+        "-snapshot", "-vga", args.vga, "-display", "none",
         "-device", "qemu-xhci,id=xhci", "-device", "usb-kbd,bus=xhci.0",
         "-device", "usb-tablet,bus=xhci.0",
         "-chardev", f"file,id=con,path={serial_log}", "-serial", "chardev:con",

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* xdevices-vt-run(1): runs a display server that opens the console devices
+ * itself (a wlroots compositor through libseat's noop backend, or libseat's
+ * embedded seatd not bound to a VT) on the VT of the login it is started
+ * from. It puts that VT in graphics mode with the keyboard off, so that the
+ * kernel neither draws the text console over the compositor nor turns the
+ * keys the compositor reads into input of the login shell, and puts both
+ * back when the command ends. The kernel ignores every switch away from a
+ * VT in graphics mode unless a process handles its switches (VT_PROCESS):
+ * the wrapper does, and lets each one happen, so that chvt and xdevicesd
+ * keep working; when the wrapper is gone, the kernel's next switch away
+ * resets the VT to text mode and the default keyboard mode itself. It runs
+ * as the user: the kernel lets the process whose controlling tty a VT is
+ * change these modes. The wrapper forks; the child execs the command, the
+ * parent waits, forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to it, and
+ * restores the VT whichever way the command ends. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/kd.h>
+#include <linux/vt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PROG "xdevices-vt-run"
+/* Exit codes of the wrapper itself, as env(1) and timeout(1) have them. */
+#define EXIT_WRAPPER 125
+#define EXIT_CANNOT_RUN 126
+#define EXIT_NOT_FOUND 127
+
+#define VT_MAJOR 4
+#define VT_MAX 63
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+/* What the kernel sends the VT's switch handler: leave, and come back. */
+#define SIG_RELEASE SIGUSR1
+#define SIG_ACQUIRE SIGUSR2
+
+static void usage(FILE *f) {
+        fprintf(f,
+                "usage: " PROG
+                " COMMAND [ARG...]\n"
+                "       " PROG
+                " --reset /dev/ttyN\n"
+                "Runs COMMAND (a Wayland compositor, for instance) with the controlling VT in\n"
+                "graphics mode and its keyboard off, and restores both when COMMAND ends.\n"
+                "Unless LIBSEAT_BACKEND is set, sets LIBSEAT_BACKEND=builtin and SEATD_VTBOUND=0\n"
+                "(libseat's embedded seatd, not bound to the VT). --reset puts a VT back into\n"
+                "text mode with the kernel's default keyboard mode (root, or the VT's own\n"
+                "session).\n"
+                "See " PROG "(1).\n");
+}
+
+/* The controlling tty of this process as the kernel has it (the seventh
+ * field of /proc/self/stat); 0 when there is none, -1 on error. */
+static long long ctty_dev(void) {
+        char buf[1024], *p;
+        long long tty_nr;
+        ssize_t n;
+        int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return -1;
+        n = read(fd, buf, sizeof buf - 1);
+        (void) close(fd);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        /* the command name may hold anything, even ") ": skip to the last ')' */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %lld", &tty_nr) != 1)
+                return -1;
+        return tty_nr;
+}
+
+/* Opens the VT numbered VT (not following links, not becoming a ctty) and
+ * checks that it is the character device 4:VT. Returns the fd or -1 with a
+ * message printed. */
+static int open_vt(int vt) {
+        char path[32];
+        struct stat st;
+        int fd;
+
+        (void) snprintf(path, sizeof path, "/dev/tty%d", vt);
+        fd = open(path, O_RDWR | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                fprintf(stderr, PROG ": cannot open %s: %s\n", path, strerror(errno));
+                return -1;
+        }
+        if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) ||
+            st.st_rdev != makedev(VT_MAJOR, (unsigned) vt)) {
+                fprintf(stderr, PROG ": %s is not the virtual console %d (device %u:%u)\n", path,
+                        vt, major(st.st_rdev), minor(st.st_rdev));
+                (void) close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+/* The VT this process's controlling tty is, opened; -1 with a message when
+ * it has none or it is not a VT. */
+static int open_ctty_vt(int *ret_vt) {
+        long long dev = ctty_dev();
+        unsigned maj, min;
+
+        if (dev < 0) {
+                fprintf(stderr, PROG ": cannot read /proc/self/stat: %s\n", strerror(errno));
+                return -1;
+        }
+        if (dev == 0) {
+                fprintf(stderr,
+                        PROG
+                        ": no controlling terminal: run it from a console login "
+                        "on a virtual console /dev/ttyN\n");
+                return -1;
+        }
+        maj = major((dev_t) dev);
+        min = minor((dev_t) dev);
+        if (maj != VT_MAJOR || min < 1 || min > VT_MAX) {
+                fprintf(stderr,
+                        PROG
+                        ": the controlling terminal (device %u:%u) is not a virtual "
+                        "console /dev/tty1..63: run it from a console login, not from a "
+                        "terminal emulator, ssh or a serial line\n",
+                        maj, min);
+                return -1;
+        }
+        *ret_vt = (int) min;
+        return open_vt((int) min);
+}
+
+/* The keyboard mode a VT starts in: Unicode when the kernel's default is
+ * UTF-8 (vt.default_utf8, the default), else translated. */
+static int default_kbmode(void) {
+        char c = '1';
+        int fd = open("/sys/module/vt/parameters/default_utf8", O_RDONLY | O_CLOEXEC);
+
+        if (fd >= 0) {
+                if (read(fd, &c, 1) != 1)
+                        c = '1';
+                (void) close(fd);
+        }
+        return c == '0' ? K_XLATE : K_UNICODE;
+}
+
+static int set_modes(int fd, int vt, int mode, int kbmode) {
+        int r = 0;
+
+        if (ioctl(fd, KDSKBMODE, kbmode) < 0) {
+                fprintf(stderr, PROG ": tty%d: keyboard mode %d: %s\n", vt, kbmode,
+                        strerror(errno));
+                r = -1;
+        }
+        if (ioctl(fd, KDSETMODE, mode) < 0) {
+                fprintf(stderr, PROG ": tty%d: %s mode: %s\n", vt,
+                        mode == KD_TEXT ? "text" : "graphics", strerror(errno));
+                r = -1;
+        }
+        return r;
+}
+
+/* The modes the VT had; says so when the kernel refuses (the VT was hung
+ * up: the login ended first). */
+static void restore(int fd, int vt, int mode, int kbmode, const struct vt_mode *vtmode) {
+        int r = set_modes(fd, vt, mode, kbmode);
+
+        if (ioctl(fd, VT_SETMODE, vtmode) < 0) {
+                fprintf(stderr, PROG ": tty%d: VT switch mode: %s\n", vt, strerror(errno));
+                r = -1;
+        }
+        if (r < 0)
+                fprintf(stderr,
+                        PROG ": tty%d may stay in graphics mode: see " PROG "(1), RECOVERY\n", vt);
+}
+
+/* --reset /dev/ttyN: text mode, the default keyboard mode, switches by the
+ * kernel (VT_AUTO). */
+static int reset(const char *arg) {
+        const char *num = arg;
+        char *end;
+        long vt;
+        int fd, r;
+
+        if (strncmp(num, "/dev/", 5) == 0)
+                num += 5;
+        if (strncmp(num, "tty", 3) != 0 || num[3] < '1' || num[3] > '9') {
+                fprintf(stderr, PROG ": --reset: not a virtual console: %s\n", arg);
+                return EXIT_WRAPPER;
+        }
+        errno = 0;
+        vt = strtol(num + 3, &end, 10);
+        if (errno || *end || vt < 1 || vt > VT_MAX) {
+                fprintf(stderr, PROG ": --reset: not a virtual console: %s\n", arg);
+                return EXIT_WRAPPER;
+        }
+        fd = open_vt((int) vt);
+        if (fd < 0)
+                return EXIT_WRAPPER;
+        r = set_modes(fd, (int) vt, KD_TEXT, default_kbmode());
+        if (ioctl(fd, VT_SETMODE, &(struct vt_mode) { .mode = VT_AUTO }) < 0) {
+                fprintf(stderr, PROG ": tty%d: VT switch mode: %s\n", (int) vt, strerror(errno));
+                r = -1;
+        }
+        (void) close(fd);
+        return r < 0 ? EXIT_WRAPPER : 0;
+}
+
+static void child_exec(char **argv, const sigset_t *oldmask) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+
+        for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+                (void) sigaction(forwarded[i], &sa, NULL);
+        (void) sigprocmask(SIG_SETMASK, oldmask, NULL);
+        /* libseat's embedded seatd opens the granted nodes as the user and,
+         * not bound to a VT, leaves the VT to us; Debian 12's noop backend
+         * never tells wlroots the seat is enabled. */
+        if (!getenv("LIBSEAT_BACKEND") &&
+            (setenv("LIBSEAT_BACKEND", "builtin", 1) < 0 || setenv("SEATD_VTBOUND", "0", 0) < 0)) {
+                fprintf(stderr, PROG ": setenv: %s\n", strerror(errno));
+                _exit(EXIT_WRAPPER);
+        }
+        execvp(argv[0], argv);
+        fprintf(stderr, PROG ": %s: %s\n", argv[0], strerror(errno));
+        _exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+}
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                { "reset", required_argument, NULL, 'r' },
+                {},
+        };
+        sigset_t mask, oldmask;
+        int c, fd, vt = 0, mode, kbmode, status = 0;
+        struct vt_mode vtmode,
+                process = {
+                        .mode = VT_PROCESS,
+                        .relsig = SIG_RELEASE,
+                        .acqsig = SIG_ACQUIRE,
+                };
+        pid_t pid;
+
+        /* "+": options end at the command, whose own options are its own */
+        while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1)
+                switch (c) {
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                case 'V':
+                        printf(PROG " " PACKAGE_VERSION "\n");
+                        return 0;
+                case 'r':
+                        if (optind != argc) {
+                                usage(stderr);
+                                return 2;
+                        }
+                        return reset(optarg);
+                default:
+                        usage(stderr);
+                        return 2;
+                }
+        if (optind >= argc) {
+                fprintf(stderr, PROG ": no command given\n");
+                usage(stderr);
+                return 2;
+        }
+        if (geteuid() != getuid() || getegid() != getgid()) {
+                fprintf(stderr, PROG ": refusing to run set-user-ID or set-group-ID\n");
+                return EXIT_WRAPPER;
+        }
+
+        fd = open_ctty_vt(&vt);
+        if (fd < 0)
+                return EXIT_WRAPPER;
+        if (ioctl(fd, KDGETMODE, &mode) < 0 || ioctl(fd, KDGKBMODE, &kbmode) < 0 ||
+            ioctl(fd, VT_GETMODE, &vtmode) < 0) {
+                fprintf(stderr, PROG ": tty%d: cannot read its modes: %s\n", vt, strerror(errno));
+                return EXIT_WRAPPER;
+        }
+        if (vtmode.mode != VT_AUTO) {
+                fprintf(stderr,
+                        PROG
+                        ": tty%d: another program handles its VT switches (VT_PROCESS): "
+                        "is a display server already running on it?\n",
+                        vt);
+                return EXIT_WRAPPER;
+        }
+        if (mode != KD_TEXT)
+                fprintf(stderr, PROG ": warning: tty%d is already in graphics mode\n", vt);
+
+        /* From here to the end the forwarded signals and the VT's are only
+         * taken by sigwaitinfo below: none can end us between setting the
+         * modes and restoring them. */
+        sigemptyset(&mask);
+        for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+                sigaddset(&mask, forwarded[i]);
+        sigaddset(&mask, SIGCHLD);
+        sigaddset(&mask, SIG_RELEASE);
+        sigaddset(&mask, SIG_ACQUIRE);
+        if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0) {
+                fprintf(stderr, PROG ": sigprocmask: %s\n", strerror(errno));
+                return EXIT_WRAPPER;
+        }
+        if (ioctl(fd, VT_SETMODE, &process) < 0) {
+                fprintf(stderr, PROG ": tty%d: handling its VT switches: %s\n", vt,
+                        strerror(errno));
+                return EXIT_WRAPPER;
+        }
+        if (set_modes(fd, vt, KD_GRAPHICS, K_OFF) < 0) {
+                restore(fd, vt, mode, kbmode, &vtmode);
+                return EXIT_WRAPPER;
+        }
+
+        pid = fork();
+        if (pid < 0) {
+                fprintf(stderr, PROG ": fork: %s\n", strerror(errno));
+                restore(fd, vt, mode, kbmode, &vtmode);
+                return EXIT_WRAPPER;
+        }
+        if (pid == 0)
+                child_exec(argv + optind, &oldmask);
+
+        for (;;) {
+                siginfo_t si;
+                bool block = false;
+                pid_t w;
+
+                c = sigwaitinfo(&mask, &si);
+                if (c < 0 && errno == EINTR)
+                        continue;
+                if (c < 0) {
+                        fprintf(stderr, PROG ": sigwaitinfo: %s\n", strerror(errno));
+                        (void) kill(pid, SIGTERM);
+                        block = true;
+                } else if (c == SIG_RELEASE) {
+                        /* another VT is asked for: let it come to the front */
+                        if (ioctl(fd, VT_RELDISP, 1) < 0)
+                                fprintf(stderr, PROG ": tty%d: allowing a VT switch: %s\n", vt,
+                                        strerror(errno));
+                        continue;
+                } else if (c == SIG_ACQUIRE) {
+                        (void) ioctl(fd, VT_RELDISP, VT_ACKACQ);
+                        continue;
+                } else if (c != SIGCHLD) {
+                        (void) kill(pid, c);
+                        continue;
+                }
+                w = waitpid(pid, &status, block ? 0 : WNOHANG);
+                if (w == pid)
+                        break;
+                if (w < 0 && errno != EINTR) {
+                        fprintf(stderr, PROG ": waitpid: %s\n", strerror(errno));
+                        status = EXIT_WRAPPER << 8;
+                        break;
+                }
+        }
+
+        restore(fd, vt, mode, kbmode, &vtmode);
+        (void) close(fd);
+        if (WIFSIGNALED(status))
+                return 128 + WTERMSIG(status);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_WRAPPER;
+}
