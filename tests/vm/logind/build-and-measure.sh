@@ -9,31 +9,42 @@
 # its ACL; it moves no input node and revokes no plain fd, so only the ACL
 # is timed), prints the results on the serial console and powers off.
 # The project is not installed in this guest.
+# Then, for a like-for-like figure, the same measurement with xdevicesd: the
+# qemu suite's image (build-image.sh, the project built from SRCDIR, in a
+# cache of its own) booted with xdt-ours-measure in place of the
+# orchestrator, on the same virtual hardware, right after (--no-ours: not).
 #
-# usage: build-and-measure.sh [--out DIR] [--count N] [--timeout SECONDS]
+# usage: build-and-measure.sh [--srcdir DIR] [--out DIR] [--count N]
+#                             [--timeout SECONDS] [--no-ours]
 # Prints "logind switch-to-ACL latency (qemu TCG, /dev/dri/card0): median
-# X ms, max Y ms over N switches" and exits 0; non-zero only if the figure
-# could not be made (image, boot, sessions, or switches whose ACL did not
-# move within 5 s). OUT (default tests/vm/out-logind) gets serial.log.
+# X ms, max Y ms over N switches", then the same line for xdevicesd, and
+# exits 0; non-zero only if a figure could not be made (image, boot,
+# sessions, or switches whose ACL did not move within 5 s). OUT (default
+# tests/vm/out-logind) gets each guest's serial console.
 # Cache: $XDT_LOGIND_CACHE, default /var/cache/pam_xdevices-vm-logind; the
-# base rootfs and the image are cached apart, each under a hash of its inputs.
+# base rootfs and the image are cached apart, each under a hash of its
+# inputs; ours/ there is build-image.sh's cache (seeded with the qemu
+# suite's base rootfs, hard-linked, when that one is complete).
 # Env: XDT_MIRROR, XDT_SECURITY_MIRROR (as build-image.sh), XDT_ACCEL (tcg).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/../out-logind count=100 timeout=900
+srcdir=$(cd "$here/../../.." && pwd)
+out=$here/../out-logind count=100 timeout=900 ours=1
 while [ $# -gt 0 ]; do
 	case $1 in
+	--srcdir) srcdir=$(cd "$2" && pwd); shift 2 ;;
+	--no-ours) ours=0; shift ;;
 	--out) out=$2; shift 2 ;;
 	--count) count=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
-	*) echo "usage: $0 [--out DIR] [--count N] [--timeout SECONDS]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--srcdir DIR] [--out DIR] [--count N] [--timeout SECONDS] [--no-ours]" >&2; exit 2 ;;
 	esac
 done
 case $count in '' | *[!0-9]*) echo "bench-vm-logind: bad --count" >&2; exit 2 ;; esac
 
 say() { echo "bench-vm-logind: $*" >&2; }
-for tool in mmdebstrap mkfs.ext4 qemu-system-x86_64 "${CC:-cc}"; do
+for tool in mmdebstrap mkfs.ext4 debugfs qemu-system-x86_64 "${CC:-cc}"; do
 	command -v "$tool" >/dev/null || {
 		say "missing $tool (apt-get install mmdebstrap e2fsprogs qemu-system-x86 gcc)"
 		exit 1
@@ -135,46 +146,116 @@ else
 	say "image cached: $img"
 fi
 
+# --- the project's own image, with xdt-ours-measure in place of the orchestrator
+# make_ours IMG FILE: FILE is IMG's rootfs whose inittab runs xdt-ours-measure
+make_ours() {
+	local img=$1 f=$2 t
+	t=$(mktemp -d)
+	cp --sparse=always "$img/rootfs.ext4" "$f"
+	debugfs -R 'cat /etc/inittab' "$f" 2>/dev/null |
+		sed 's|^xd:2345:once:.*|xd:2345:once:/usr/local/lib/xdt/xdt-ours-measure|' >"$t/inittab"
+	grep -q '^xd:2345:once:/usr/local/lib/xdt/xdt-ours-measure$' "$t/inittab" || {
+		say "no orchestrator line in $img's inittab"
+		rm -rf "$t"
+		return 1
+	}
+	cp "$here/xdt-ours-measure" "$t/"
+	debugfs -w -f - "$f" >/dev/null 2>&1 <<-EOT
+	cd /etc
+	rm inittab
+	write $t/inittab inittab
+	sif inittab mode 0100644
+	sif inittab uid 0
+	sif inittab gid 0
+	cd /usr/local/lib/xdt
+	write $t/xdt-ours-measure xdt-ours-measure
+	sif xdt-ours-measure mode 0100755
+	sif xdt-ours-measure uid 0
+	sif xdt-ours-measure gid 0
+	EOT
+	rm -rf "$t"
+	debugfs -R 'cat /usr/local/lib/xdt/xdt-ours-measure' "$f" 2>/dev/null | cmp -s - "$here/xdt-ours-measure" || {
+		say "could not write xdt-ours-measure into $f"
+		return 1
+	}
+}
+ours_rootfs=
+if [ "$ours" = 1 ]; then
+	ocache=$cache/ours
+	mkdir -p "$ocache"
+	# the qemu suite's base rootfs (packages only, slow to build), if complete
+	if exec 8>>/var/cache/pam_xdevices-vm/.lock && flock -w 300 8; then
+		for b in /var/cache/pam_xdevices-vm/base-*; do
+			[ -e "$b/.done" ] && [ ! -e "$ocache/${b##*/}" ] || continue
+			cp -al "$b" "$ocache/${b##*/}.tmp" 2>/dev/null || cp -a "$b" "$ocache/${b##*/}.tmp"
+			mv "$ocache/${b##*/}.tmp" "$ocache/${b##*/}"
+		done
+		exec 8>&-
+	fi 2>/dev/null
+	say "building the project's test image (build-image.sh, cache $ocache)"
+	oimg=$(env -u VM_SUITE XDT_CACHE="$ocache" bash "$here/../build-image.sh" --srcdir "$srcdir" | tail -n 1)
+	okey=$( { echo "$oimg"; cat "$oimg/info" "$here/xdt-ours-measure"; declare -f make_ours; } | hash_stream)
+	ours_rootfs=$ocache/run-$okey.ext4
+	if [ ! -e "$ours_rootfs" ]; then
+		rm -f "$ocache"/run-*.ext4
+		make_ours "$oimg" "$ours_rootfs.tmp"
+		mv "$ours_rootfs.tmp" "$ours_rootfs"
+	fi
+fi
+
 # --- run: boot, wait for the guest's result, kill qemu ----------------------
 accel=${XDT_ACCEL:-tcg}
-serial=$out/serial.log
-: >"$serial"
-say "booting the guest (accel $accel; results within $timeout s)"
-t0=$SECONDS
-nice qemu-system-x86_64 -machine "pc,accel=$accel" -smp 2 -m 1024 \
-	-nodefaults -no-user-config \
-	-kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
-	-append "root=/dev/vda rw console=ttyS0 quiet loglevel=3 xdt.count=$count" \
-	-drive "file=$img/rootfs.ext4,format=raw,if=virtio" -snapshot \
-	-vga std -display none \
-	-chardev "file,id=con,path=$serial" -serial chardev:con \
-	-nic none -no-reboot </dev/null >"$out/qemu.log" 2>&1 &
-qemu=$!
-stop_qemu() { kill "$qemu" 2>/dev/null || true; wait "$qemu" 2>/dev/null || true; }
-trap stop_qemu EXIT
-done_line=
-while [ $((SECONDS - t0)) -lt "$timeout" ]; do
-	done_line=$(grep -a -m1 '^XDT-LOGIND-DONE' "$serial" | tr -d '\r' || true)
-	[ -n "$done_line" ] && break
-	kill -0 "$qemu" 2>/dev/null || break
-	sleep 2
-done
-sleep 1
-stop_qemu
-trap - EXIT
-elapsed=$((SECONDS - t0))
-tr -d '\r' <"$serial" | grep -a '^XDT-LOGIND' | grep -av '^XDT-LOGIND-\(FIGURE\|DONE\)' | sed 's/^XDT-LOGIND[^ ]* /  /' >&2 || true
-if [ -z "$done_line" ]; then
-	say "no result from the guest after $elapsed s (see $serial); last lines:"
-	tail -n 20 "$serial" | tr -d '\r' >&2
-	exit 1
+# run_guest NAME KERNEL INITRD ROOTFS: boots it (the same virtual hardware
+# as run-vm.py's, -vga std: bochs-drm card0), waits for XDT-BENCH-DONE on the
+# serial console ($out/NAME-serial.log), kills qemu. Sets FIGURE to the
+# guest's summary (without its label); returns the guest's rc, 1 if none.
+FIGURE=
+run_guest() {
+	local name=$1 serial=$out/$1-serial.log t0 done_line qemu rc
+	: >"$serial"
+	say "$name: booting the guest (accel $accel; results within $timeout s)"
+	t0=$SECONDS
+	nice qemu-system-x86_64 -machine "pc,accel=$accel" -smp 2 -m 1536 \
+		-nodefaults -no-user-config \
+		-kernel "$2" -initrd "$3" \
+		-append "root=/dev/vda rw console=ttyS0 quiet loglevel=3 xdt.count=$count" \
+		-drive "file=$4,format=raw,if=virtio" -snapshot \
+		-vga std -display none \
+		-device qemu-xhci,id=xhci -device usb-kbd,bus=xhci.0 -device usb-tablet,bus=xhci.0 \
+		-chardev "file,id=con,path=$serial" -serial chardev:con \
+		-nic none -no-reboot </dev/null >"$out/$name-qemu.log" 2>&1 &
+	qemu=$!
+	done_line=
+	while [ $((SECONDS - t0)) -lt "$timeout" ]; do
+		done_line=$(grep -a -m1 '^XDT-BENCH-DONE' "$serial" | tr -d '\r' || true)
+		[ -n "$done_line" ] && break
+		kill -0 "$qemu" 2>/dev/null || break
+		sleep 2
+	done
+	sleep 1
+	kill "$qemu" 2>/dev/null || true
+	wait "$qemu" 2>/dev/null || true
+	tr -d '\r' <"$serial" | grep -a '^XDT-BENCH ' | sed 's/^XDT-BENCH /  /' >&2 || true
+	if [ -z "$done_line" ]; then
+		say "$name: no result from the guest after $((SECONDS - t0)) s (see $serial); last lines:"
+		tail -n 20 "$serial" | tr -d '\r' >&2
+		return 1
+	fi
+	say "$name: guest ran for $((SECONDS - t0)) s"
+	FIGURE=$(tr -d '\r' <"$serial" | sed -n 's/^XDT-BENCH-FIGURE switch-to-ACL latency: //p' | head -1)
+	rc=${done_line#*rc=}
+	[ -n "$FIGURE" ] || rc=1
+	[ "$rc" = 0 ] || say "$name: the measurement could not be made (guest rc=$rc; see $serial)"
+	return "$rc"
+}
+status=0
+label="(qemu ${accel^^}, /dev/dri/card0)"
+run_guest logind "$img/vmlinuz" "$img/initrd.img" "$img/rootfs.ext4" || status=1
+figure_logind=$FIGURE
+FIGURE=
+if [ -n "$ours_rootfs" ]; then
+	run_guest ours "$oimg/vmlinuz" "$oimg/initrd.img" "$ours_rootfs" || status=1
 fi
-say "guest ran for $elapsed s"
-rc=${done_line#*rc=}
-summary=$(tr -d '\r' <"$serial" | sed -n 's/^XDT-LOGIND-FIGURE switch-to-ACL latency: //p' | head -1)
-if [ "$rc" != 0 ] || [ -z "$summary" ]; then
-	say "the measurement could not be made (guest rc=$rc; see $serial)"
-	[ -z "$summary" ] || echo "logind switch-to-ACL latency (qemu ${accel^^}, /dev/dri/card0): $summary"
-	exit 1
-fi
-echo "logind switch-to-ACL latency (qemu ${accel^^}, /dev/dri/card0): $summary"
+[ -z "$figure_logind" ] || echo "logind switch-to-ACL latency $label: $figure_logind"
+[ -z "$FIGURE" ] || echo "xdevicesd switch-to-ACL latency $label: $FIGURE"
+exit $status
