@@ -10,7 +10,8 @@
  * "switch-to-grant latency: median X ms, max Y ms over N switches";
  * with --acl-only (for managers that move ACLs but revoke nothing, such as
  * logind on a uaccess node) no fd is opened and only the ACL is timed: the
- * last line is "switch-to-ACL latency: median X ms, max Y ms over N switches".
+ * last line is "switch-to-ACL latency: median X ms, max Y ms over N switches";
+ * the switches are then 250 ms apart, so that the manager is idle at each.
  * exits 1 if any switch did not complete within 5 s (it stops after three
  * such switches in a row). */
 #define _GNU_SOURCE
@@ -32,6 +33,7 @@
 #include <linux/vt.h>
 
 #define TIMEOUT_MS 5000.0
+#define SETTLE_MS 250
 
 struct user {
         char pw_name[64];
@@ -202,6 +204,11 @@ int main(int argc, char **argv) {
                         }
                         continue;
                 }
+                /* the reader's fork and open leave the manager a moment after
+                 * each switch; without them, let it finish the last step (work
+                 * after the ACL, as xdevicesd's enumeration) before the next */
+                if (acl_only && i > 0)
+                        usleep(SETTLE_MS * 1000);
                 char drain[4096];
                 while (read(ino, drain, sizeof drain) > 0)
                         ;

@@ -213,7 +213,7 @@ FIGURE=
 run_guest() {
 	local name=$1 serial=$out/$1-serial.log t0 done_line qemu rc
 	: >"$serial"
-	say "$name: booting the guest (accel $accel; results within $timeout s)"
+	say "$name: booting the guest (accel $accel; results within $timeout s; host load $(cut -d' ' -f1-3 /proc/loadavg))"
 	t0=$SECONDS
 	nice qemu-system-x86_64 -machine "pc,accel=$accel" -smp 2 -m 1536 \
 		-nodefaults -no-user-config \
@@ -258,4 +258,5 @@ if [ -n "$ours_rootfs" ]; then
 fi
 [ -z "$figure_logind" ] || echo "logind switch-to-ACL latency $label: $figure_logind"
 [ -z "$FIGURE" ] || echo "xdevicesd switch-to-ACL latency $label: $FIGURE"
+[ -z "$ours_rootfs" ] || tr -d '\r' <"$out/ours-serial.log" | sed -n 's/^XDT-BENCH-ALSO /xdevicesd /p'
 exit $status
