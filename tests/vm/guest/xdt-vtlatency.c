@@ -4,10 +4,14 @@
  * times, from the ioctl to when both are true: NODE's ACL names the new user
  * and not the old one, and an fd the old user opened before the switch has
  * been revoked (poll gives POLLERR|POLLHUP, read ENODEV).
- * usage: xdt-vtlatency NODE VT_A USER_A VT_B USER_B COUNT
+ * usage: xdt-vtlatency [--acl-only] NODE VT_A USER_A VT_B USER_B COUNT
  * where a USER is NAME:UID:GID (no NSS lookups in a static binary).
  * Prints one line per switch, then
  * "switch-to-grant latency: median X ms, max Y ms over N switches";
+ * with --acl-only (for managers that move ACLs but revoke nothing, such as
+ * logind on a uaccess node) no fd is opened and only the ACL is timed: the
+ * last line is "switch-to-ACL latency: median X ms, max Y ms over N switches";
+ * the switches are then 250 ms apart, so that the manager is idle at each.
  * exits 1 if any switch did not complete within 5 s (it stops after three
  * such switches in a row). */
 #define _GNU_SOURCE
@@ -29,6 +33,7 @@
 #include <linux/vt.h>
 
 #define TIMEOUT_MS 5000.0
+#define SETTLE_MS 250
 
 struct user {
         char pw_name[64];
@@ -131,8 +136,15 @@ static int read_full(int fd, void *buf, size_t len, int timeout_ms) {
 }
 
 int main(int argc, char **argv) {
+        int acl_only = argc > 1 && strcmp(argv[1], "--acl-only") == 0;
+        if (acl_only) {
+                argv[1] = argv[0];
+                argv++;
+                argc--;
+        }
         if (argc != 7) {
-                fprintf(stderr, "usage: %s NODE VT_A USER_A VT_B USER_B COUNT\n", argv[0]);
+                fprintf(stderr, "usage: %s [--acl-only] NODE VT_A USER_A VT_B USER_B COUNT\n",
+                        argv[0]);
                 return 2;
         }
         const char *node = argv[1];
@@ -168,8 +180,8 @@ int main(int argc, char **argv) {
                 int to = (i + 1) % 2, from = i % 2;
                 int rfd = -1;
                 char c = 0;
-                pid_t child = reader_start(node, &pws[from], &rfd);
-                if (child < 0 || read_full(rfd, &c, 1, 5000) < 0 || c != 'R') {
+                pid_t child = acl_only ? 0 : reader_start(node, &pws[from], &rfd);
+                if (!acl_only && (child < 0 || read_full(rfd, &c, 1, 5000) < 0 || c != 'R')) {
                         printf("switch %d: %s could not open %s before the switch\n", i + 1,
                                pws[from].pw_name, node);
                         failed++;
@@ -192,6 +204,11 @@ int main(int argc, char **argv) {
                         }
                         continue;
                 }
+                /* the reader's fork and open leave the manager a moment after
+                 * each switch; without them, let it finish the last step (work
+                 * after the ACL, as xdevicesd's enumeration) before the next */
+                if (acl_only && i > 0)
+                        usleep(SETTLE_MS * 1000);
                 char drain[4096];
                 while (read(ino, drain, sizeof drain) > 0)
                         ;
@@ -217,12 +234,17 @@ int main(int argc, char **argv) {
                 }
                 double trev_abs = -1;
                 int left = (int) (t0 + TIMEOUT_MS - now_ms());
-                if (read_full(rfd, &trev_abs, sizeof trev_abs, left > 100 ? left : 100) == 0 &&
-                    trev_abs > 0)
-                        t_rev = trev_abs - t0;
-                close(rfd);
-                kill(child, SIGKILL);
-                waitpid(child, NULL, 0);
+                if (acl_only)
+                        t_rev = 0;
+                else {
+                        int wait_ms = left > 100 ? left : 100;
+                        if (read_full(rfd, &trev_abs, sizeof trev_abs, wait_ms) == 0 &&
+                            trev_abs > 0)
+                                t_rev = trev_abs - t0;
+                        close(rfd);
+                        kill(child, SIGKILL);
+                        waitpid(child, NULL, 0);
+                }
                 acl[i] = t_acl < 0 ? TIMEOUT_MS : t_acl;
                 rev[i] = t_rev < 0 ? TIMEOUT_MS : t_rev;
                 lat[i] = acl[i] > rev[i] ? acl[i] : rev[i];
@@ -231,11 +253,16 @@ int main(int argc, char **argv) {
                         bad_in_a_row++;
                 } else
                         bad_in_a_row = 0;
-                printf("switch %d: tty%d -> tty%d (%s -> %s): active %.1f ms, ACL moved %s, old fd revoked %s\n",
-                       i + 1, vt[from], vt[to], pws[from].pw_name, pws[to].pw_name, t_active,
-                       t_acl < 0 ? "never" : (snprintf(drain, 32, "%.1f ms", t_acl), drain),
-                       t_rev < 0 ? "never"
-                                 : (snprintf(drain + 64, 32, "%.1f ms", t_rev), drain + 64));
+                char moved[32] = "never", revoked[48] = "";
+                if (t_acl >= 0)
+                        snprintf(moved, sizeof moved, "%.1f ms", t_acl);
+                if (!acl_only && t_rev < 0)
+                        snprintf(revoked, sizeof revoked, ", old fd revoked never");
+                else if (!acl_only)
+                        snprintf(revoked, sizeof revoked, ", old fd revoked %.1f ms", t_rev);
+                printf("switch %d: tty%d -> tty%d (%s -> %s): active %.1f ms, ACL moved %s%s\n",
+                       i + 1, vt[from], vt[to], pws[from].pw_name, pws[to].pw_name, t_active, moved,
+                       revoked);
                 fflush(stdout);
                 if (bad_in_a_row >= 3) {
                         printf("3 switches in a row did not complete: stopping after %d\n", i + 1);
@@ -247,6 +274,15 @@ int main(int argc, char **argv) {
         qsort(acl, (size_t) count, sizeof *acl, cmp_double);
         qsort(rev, (size_t) count, sizeof *rev, cmp_double);
 #define MEDIAN(a) (count % 2 ? a[count / 2] : (a[count / 2 - 1] + a[count / 2]) / 2)
+        if (acl_only) {
+                printf("switch-to-ACL latency: median %.1f ms, max %.1f ms over %d switches%s\n",
+                       MEDIAN(acl), acl[count - 1], count,
+                       failed ? " (some did not complete: counted as 5000 ms)" : "");
+                if (failed)
+                        printf("%d of %d switches did not move the ACL within %.0f ms\n", failed,
+                               count, TIMEOUT_MS);
+                return failed ? 1 : 0;
+        }
         printf("ACL moved: median %.1f ms, max %.1f ms; old fd revoked: median %.1f ms, max %.1f ms\n",
                MEDIAN(acl), acl[count - 1], MEDIAN(rev), rev[count - 1]);
         printf("switch-to-grant latency: median %.1f ms, max %.1f ms over %d switches%s\n",
