@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,6 +105,32 @@ static struct run start(enum ctty ctty, uid_t uid, const char *backend, const ch
         (void) close(err[1]);
         r.out = out[0];
         r.err = err[0];
+        return r;
+}
+
+/* Copies the executable FROM to TO (0755, root's), making TO's directory. */
+static int copy_exe(const char *from, const char *to) {
+        char dir[256], buf[65536];
+        ssize_t n = 0;
+        int in, out, r = 0;
+
+        (void) snprintf(dir, sizeof dir, "%s", to);
+        *strrchr(dir, '/') = '\0';
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return -1;
+        in = open(from, O_RDONLY | O_CLOEXEC);
+        out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+                if (write(out, buf, (size_t) n) != n)
+                        r = -1;
+        if (in < 0 || out < 0 || n < 0 || fchmod(out, 0755) < 0)
+                r = -1;
+        if (in >= 0)
+                (void) close(in);
+        if (out >= 0 && close(out) < 0)
+                r = -1;
+        if (r < 0)
+                fprintf(stderr, "cannot copy %s to %s: %s\n", from, to, strerror(errno));
         return r;
 }
 
@@ -430,6 +457,13 @@ int main(int argc, char **argv) {
                 /* the namespace, the lock, the first free test VT; the VT
                  * node given to alice as pam_xdevices gives a login VT */
                 h_init();
+                /* alice runs both programs: copies she can reach, whatever
+                 * the mode of the build tree's directories (a 0700 clone) */
+                if (copy_exe(wrapper, H_ROOT "/bin/xdevices-vt-run") < 0 ||
+                    copy_exe(self, H_ROOT "/bin/test-vtrun") < 0)
+                        return 99;
+                wrapper = H_ROOT "/bin/xdevices-vt-run";
+                strcpy(self, H_ROOT "/bin/test-vtrun");
                 if (chown(h_vt_path(0), H_UID_ALICE, H_UID_ALICE) < 0)
                         return 99;
                 /* the harness's /dev has no pseudo-terminals: a devpts of
