@@ -83,27 +83,34 @@ static long long ctty_dev(void) {
         return tty_nr;
 }
 
-/* Opens the VT numbered VT (not following links, not becoming a ctty) and
- * checks that it is the character device 4:VT. Returns the fd or -1 with a
- * message printed. */
+/* Opens the VT numbered VT: the name without following links and without
+ * opening it (O_PATH), checked to be the character device 4:VT, then that
+ * same inode for reading and writing, never becoming a ctty. Returns the fd
+ * or -1 with a message printed. */
 static int open_vt(int vt) {
-        char path[32];
+        char path[32], self[64];
         struct stat st;
-        int fd;
+        int pfd, fd;
 
         (void) snprintf(path, sizeof path, "/dev/tty%d", vt);
-        fd = open(path, O_RDWR | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
+        pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (pfd < 0 || fstat(pfd, &st) < 0) {
                 fprintf(stderr, PROG ": cannot open %s: %s\n", path, strerror(errno));
+                if (pfd >= 0)
+                        (void) close(pfd);
                 return -1;
         }
-        if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) ||
-            st.st_rdev != makedev(VT_MAJOR, (unsigned) vt)) {
+        if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(VT_MAJOR, (unsigned) vt)) {
                 fprintf(stderr, PROG ": %s is not the virtual console %d (device %u:%u)\n", path,
                         vt, major(st.st_rdev), minor(st.st_rdev));
-                (void) close(fd);
+                (void) close(pfd);
                 return -1;
         }
+        (void) snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
+        fd = open(self, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                fprintf(stderr, PROG ": cannot open %s: %s\n", path, strerror(errno));
+        (void) close(pfd);
         return fd;
 }
 
