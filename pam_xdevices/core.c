@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
 #include <time.h>
@@ -33,6 +34,8 @@ struct txn {
         uid_t loaded_holder;
         struct xdev_linger_set linger; /* shared grants as loaded, see linger_after */
         struct xdev_dircache dirs;
+        bool defer_enumerate;   /* a handover leaves the enumeration to the caller */
+        bool enumerate_pending; /* ... and one was left */
 };
 
 void xdev_ctx_init(struct xdev_ctx *ctx) {
@@ -349,7 +352,8 @@ static bool holder_changed(const struct txn *t) {
  * what was taken away. At a handover from one holder to the next (a VT
  * switch), the next gets the nodes the ledger carried over first, and the
  * enumeration that finds any it lacked comes after: the switch does not
- * wait for it. Returns commit's result. */
+ * wait for it (with T->defer_enumerate, it is left to the caller, who runs
+ * xdev_follow_enumerate() when idle). Returns commit's result. */
 static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
         int r, released;
 
@@ -368,7 +372,9 @@ static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
         r = commit(ctx, t, all, false);
         if (r >= 0) /* grants removed first, then lingering fds revoked */
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log);
-        if (r >= 0 && released) {
+        if (r >= 0 && released && t->defer_enumerate)
+                t->enumerate_pending = true;
+        else if (r >= 0 && released) {
                 (void) plan_enumerate(ctx, t);
                 if (any_dirty(t)) {
                         int more = commit(ctx, t, false, false);
@@ -608,6 +614,18 @@ int xdev_gc(struct xdev_ctx *ctx) {
         return r;
 }
 
+/* Reads away the events queued on an inotify fd watching the state
+ * directory (the caller's own writes), while the lock still keeps every
+ * other writer out. */
+static void watch_drain(int fd) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+        if (fd < 0)
+                return;
+        while (read(fd, buf, sizeof buf) > 0)
+                ;
+}
+
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                        struct xdev_follow_result *ret) {
         struct txn t;
@@ -638,16 +656,20 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
         changed = changed || holder_changed(&t) || t.loaded_has_holder != t.state.has_holder;
         r = 0;
         if (changed) {
+                t.defer_enumerate = self != NULL;
                 r = settle(ctx, &t, false);
                 if (r > 0)
                         r = -EIO;
         }
+        if (self)
+                watch_drain(self->state_watch_fd);
         if (ret) {
                 *ret = (struct xdev_follow_result) {
                         .active_vt = t.active_vt,
                         .has_holder = t.state.has_holder,
                         .holder = t.state.holder,
                         .changed = changed,
+                        .enumerate = t.enumerate_pending,
                 };
                 for (size_t i = 0; i < t.state.n_sessions && i < XDEV_SESSIONS_MAX; i++) {
                         ret->leaders[i].pid = t.state.sessions[i].pid;
@@ -655,6 +677,53 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                         ret->n_leaders++;
                 }
         }
+        txn_end(&t);
+        return r;
+}
+
+int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *self) {
+        struct txn t;
+        bool had;
+        uid_t holder;
+        size_t before;
+        int r;
+
+        r = txn_begin(ctx, &t);
+        if (r < 0)
+                return r;
+        if (!t.state.follow || t.state.follow_pid != self->pid ||
+            t.state.follow_start != self->start) {
+                r = -ESRCH; /* not following (a reset, another daemon): nothing to add */
+                goto out;
+        }
+        had = t.state.has_holder;
+        holder = t.state.holder;
+        for (size_t i = 0; i < t.state.n_sessions; i++)
+                if (!xdev_leader_is_live(t.state.sessions[i].pid, t.state.sessions[i].start,
+                                         t.state.sessions[i].vt)) {
+                        r = -EAGAIN; /* a session ended: the update reaps it first */
+                        goto out;
+                }
+        xdev_state_elect(&t.state, t.active_vt);
+        if (t.state.has_holder != had || (had && t.state.holder != holder)) {
+                r = -EAGAIN; /* the VT in front changed: the handover comes first */
+                goto out;
+        }
+        r = 0;
+        if (!had)
+                goto out;
+        before = t.state.n_nodes;
+        plan_ledger(ctx, &t);
+        (void) plan_enumerate(ctx, &t);
+        if (any_dirty(&t)) {
+                r = commit(ctx, &t, false, false);
+                if (r == 0)
+                        r = t.state.n_nodes > before ? (int) (t.state.n_nodes - before) : 0;
+                else if (r > 0)
+                        r = -EIO;
+        }
+out:
+        watch_drain(self->state_watch_fd);
         txn_end(&t);
         return r;
 }

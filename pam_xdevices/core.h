@@ -57,6 +57,9 @@ int xdev_gc(struct xdev_ctx *ctx);
 struct xdev_follow_self {
         pid_t pid;
         uint64_t start;
+        int state_watch_fd; /* an inotify fd on the state directory, or -1:
+                             * drained before the lock is let go, so that
+                             * the daemon's own writes do not wake it */
 };
 
 struct xdev_follow_result {
@@ -64,6 +67,7 @@ struct xdev_follow_result {
         bool has_holder;
         uid_t holder;
         bool changed;     /* the state was saved and nodes changed */
+        bool enumerate;   /* a handover: call xdev_follow_enumerate() when idle */
         size_t n_leaders; /* the leaders of the live sessions, to watch */
         struct {
                 pid_t pid;
@@ -79,6 +83,15 @@ struct xdev_follow_result {
  * wake it again. Fills *RET when not NULL. Returns 0 or -errno. */
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                        struct xdev_follow_result *ret);
+
+/* After a handover (RET->enumerate), when the daemon is idle: adds to the
+ * ledger, for the holder, the shared devices it lacked (plugged in with no
+ * udev helper run), and grants them. The handover itself does not wait for
+ * the udev enumeration. Returns the number of nodes added, -EAGAIN when
+ * the VT in front changed or a session ended since (run
+ * xdev_follow_update() first; nothing was done), -ESRCH when SELF no longer
+ * follows, or -errno. */
+int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *self);
 
 /* Restores every node in the ledger and empties the state. With FORCE, an
  * unreadable state file is removed instead of refused. */

@@ -32,6 +32,9 @@
 
 #define ACTIVE_VT_PATH "/sys/class/tty/tty0/active"
 #define RETRY_MS 1000
+/* After a handover, the enumeration that finds nodes the ledger lacked runs
+ * once no switch came for this long: switches in a row go first. */
+#define ENUMERATE_IDLE_MS 100
 
 enum {
         EXIT_OK = 0,
@@ -47,17 +50,23 @@ enum { P_SIGNAL, P_ACTIVE, P_STATE, P_LEADERS };
 static bool log_stderr;
 
 static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char *fmt, va_list ap) {
+        char line[1024];
         va_list copy;
+        int n;
 
         (void) userdata;
         va_copy(copy, ap);
         vsyslog(priority, fmt, copy);
         va_end(copy);
-        if (log_stderr) {
-                fprintf(stderr, "xdevicesd: ");
-                vfprintf(stderr, fmt, ap);
-                fputc('\n', stderr);
-        }
+        if (!log_stderr)
+                return;
+        /* one write per line: lines from a busy step stay whole and cheap */
+        n = snprintf(line, sizeof line, "xdevicesd: ");
+        n += vsnprintf(line + n, sizeof line - (size_t) n - 1, fmt, ap);
+        if (n > (int) sizeof line - 2)
+                n = (int) sizeof line - 2;
+        line[n++] = '\n';
+        (void) !write(STDERR_FILENO, line, (size_t) n);
 }
 
 static void usage(FILE *out) {
@@ -117,10 +126,25 @@ static void active_rearm(int fd) {
         (void) read(fd, buf, sizeof buf);
 }
 
-static void drain(int fd) {
-        char buf[4096];
-        while (read(fd, buf, sizeof buf) > 0)
-                ;
+/* Reads the queued inotify events; true if one says the state file was
+ * replaced or removed (or events were lost). Other files in the directory
+ * (the lock, opened for writing by every transaction, "state.tmp") are no
+ * reason to look again: waking on the lock's close would wake the daemon
+ * after each of its own steps, for ever. */
+static bool state_events(int fd) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        bool state = false;
+        ssize_t n;
+
+        while ((n = read(fd, buf, sizeof buf)) > 0)
+                for (size_t off = 0; off + sizeof(struct inotify_event) <= (size_t) n;) {
+                        const struct inotify_event *ev = (const void *) (buf + off);
+                        if ((ev->mask & IN_Q_OVERFLOW) ||
+                            (ev->len > 0 && strcmp(ev->name, "state") == 0))
+                                state = true;
+                        off += sizeof *ev + ev->len;
+                }
+        return state;
 }
 
 /* Replaces the leader pidfds in PFDS[P_LEADERS..] with those of RES.
@@ -161,12 +185,12 @@ static double now_ms(void) {
 static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
         struct xdev_follow_result *res;
-        struct xdev_follow_self self = { .pid = getpid() };
+        struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
         struct xdev_proc_stat pst;
         size_t n_pfds = P_LEADERS;
         int lockfd, sigfd = -1, activefd = -1, inofd = -1, ret = EXIT_FAILED, timeout = 0;
         sigset_t mask;
-        bool stop = false;
+        bool stop = false, enumerate = false;
 
         res = calloc(1, sizeof *res);
         if (!res || xdev_proc_stat(self.pid, &pst) < 0) {
@@ -209,11 +233,12 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         inofd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
         if (inofd < 0 ||
             inotify_add_watch(inofd, ctx->statedir,
-                              IN_CLOSE_WRITE | IN_MOVED_TO | IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
+                              IN_MOVED_TO | IN_DELETE | IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot watch \"%s\": %s", ctx->statedir,
                          strerror(errno));
                 goto out;
         }
+        self.state_watch_fd = inofd;
         pfds[P_SIGNAL] = (struct pollfd) { .fd = sigfd, .events = POLLIN };
         pfds[P_ACTIVE] = (struct pollfd) { .fd = activefd, .events = POLLPRI | POLLERR };
         pfds[P_STATE] = (struct pollfd) { .fd = inofd, .events = POLLIN };
@@ -225,7 +250,7 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
 
                 if (timeout >= 0) {
                         active_rearm(activefd);
-                        drain(inofd);
+                        (void) state_events(inofd);
                         double t0 = now_ms();
                         r = xdev_follow_update(ctx, &self, res);
                         if (r < 0) {
@@ -235,25 +260,49 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                 timeout = RETRY_MS;
                         } else {
                                 if (res->changed)
-                                        xdev_debug(&ctx->log, "tty%d in front: %s (%.1f ms)",
-                                                   res->active_vt,
-                                                   res->has_holder ? "its session holds"
-                                                                   : "nobody holds",
-                                                   now_ms() - t0);
+                                        xdev_log(&ctx->log, LOG_INFO,
+                                                 "tty%d in front: %s (%.1f ms)", res->active_vt,
+                                                 res->has_holder ? "its session holds"
+                                                                 : "nobody holds",
+                                                 now_ms() - t0);
+                                enumerate = res->enumerate || (enumerate && !res->changed);
                                 n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
                                 timeout = stale ? 0 : -1;
                         }
                 }
                 if (timeout == 0)
                         continue;
-                r = poll(pfds, n_pfds, timeout);
+                r = poll(pfds, n_pfds, timeout < 0 && enumerate ? ENUMERATE_IDLE_MS : timeout);
                 if (r < 0) {
                         if (errno == EINTR)
                                 continue;
                         xdev_log(&ctx->log, LOG_ERR, "poll: %s", strerror(errno));
                         goto out;
                 }
-                timeout = 0; /* look again */
+                if (r == 0 && enumerate && timeout < 0) {
+                        /* idle after a handover: look for nodes the ledger lacked */
+                        double t0 = now_ms();
+                        enumerate = false;
+                        r = xdev_follow_enumerate(ctx, &self);
+                        if (r == -EAGAIN) {
+                                timeout = 0; /* the switch first */
+                                continue;
+                        }
+                        if (r < 0 && r != -ESRCH)
+                                xdev_log(&ctx->log, LOG_ERR,
+                                         "cannot add the devices the handover lacked: %s",
+                                         strerror(-r));
+                        else
+                                xdev_debug(
+                                        &ctx->log,
+                                        "enumeration after the handover: %d node(s) added (%.1f ms)",
+                                        r < 0 ? 0 : r, now_ms() - t0);
+                        timeout = r == -ESRCH ? 0 : -1;
+                        continue;
+                }
+                if (r == 1 && (pfds[P_STATE].revents & POLLIN) && !state_events(inofd))
+                        continue; /* not the state: timeout (and a pending enumeration) as before */
+                timeout = 0;      /* look again */
                 if (pfds[P_SIGNAL].revents & POLLIN) {
                         struct signalfd_siginfo si;
                         while (read(sigfd, &si, sizeof si) == sizeof si) {

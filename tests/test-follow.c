@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <security/pam_appl.h>
 
+#include "core.h"
 #include "harness.h"
 #include "runner.h"
 
@@ -113,6 +114,21 @@ static int daemon_stop(int sig) {
         ck_assert_int_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
         daemon_pid = 0;
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The daemon's read and write syscalls so far (/proc/PID/io), -1 if unknown. */
+static long long daemon_syscalls(void) {
+        char path[64], buf[1024];
+        long long r = -1, w = -1;
+        snprintf(path, sizeof path, "/proc/%d/io", (int) daemon_pid);
+        FILE *f = fopen(path, "re");
+        while (f && fgets(buf, sizeof buf, f)) {
+                (void) sscanf(buf, "syscr: %lld", &r);
+                (void) sscanf(buf, "syscw: %lld", &w);
+        }
+        if (f)
+                (void) fclose(f);
+        return r < 0 || w < 0 ? -1 : r + w;
 }
 
 static int helper(const char *cmd, char **ret_out) {
@@ -225,6 +241,132 @@ START_TEST(test_switch_hands_over_a_node_the_ledger_lacked) {
         free(now);
         free(plugged);
         h_snap_assert_equal(&before, "after both logouts and the daemon's stop");
+}
+END_TEST
+
+/* Nothing happens, so the daemon sleeps: its own steps (the state saved,
+ * the lock closed) must not wake it again. It used to watch IN_CLOSE_WRITE
+ * in the state directory and woke on the lock it closes itself, for ever,
+ * at 100% CPU. Counted in syscalls, not time: a looping daemon makes
+ * thousands a second, a sleeping one none. */
+START_TEST(test_daemon_sleeps_when_nothing_happens) {
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        h_set_active_vt(h_vt + 1);
+        daemon_kick(); /* a handover, then the enumeration when idle */
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+
+        /* quiet: two readings 300 ms apart are equal (bounded wait) */
+        long long last = daemon_syscalls(), now = -1;
+        ck_assert_int_ge(last, 0);
+        for (int ms = 0; ms < WAIT_MS; ms += 300) {
+                sleep_ms(300);
+                now = daemon_syscalls();
+                if (now == last)
+                        break;
+                last = now;
+        }
+        ck_assert_msg(now == last, "xdevicesd never went quiet: %lld syscalls in the last 300 ms",
+                      now - last);
+        sleep_ms(1000);
+        now = daemon_syscalls();
+        ck_assert_msg(now == last, "xdevicesd made %lld syscalls in 1 s with nothing happening",
+                      now - last);
+
+        /* and it still wakes for a switch */
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
+/* The daemon's step at a switch leaves the enumeration for when it is
+ * idle, and that enumeration serves the holder of the moment only: when
+ * the VT in front changed before it ran, it does nothing and asks for the
+ * switch first. Called in this process as xdevicesd calls the core. */
+START_TEST(test_deferred_enumeration_serves_only_the_vt_in_front) {
+        struct xdev_follow_result *res = calloc(1, sizeof *res);
+        struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
+        struct xdev_proc_stat pst;
+        struct xdev_ctx ctx;
+        struct h_snap before;
+
+        ck_assert_ptr_nonnull(res);
+        ck_assert_int_eq(xdev_proc_stat(self.pid, &pst), 0);
+        self.start = pst.start;
+        h_snap_take(&before);
+        xdev_ctx_init(&ctx);
+        ck_assert_int_ge(xdev_config_load(&ctx.config, H_CONF, NULL), 0);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        ck_assert(res->has_holder && res->holder == H_UID_ALICE);
+        ck_assert(shared_is(H_UID_ALICE, "rw"));
+
+        struct stat st;
+        ck_assert_int_eq(stat("/dev/input/event0", &st), 0);
+        ck_assert_int_eq(mknod("/dev/input/event7", S_IFCHR | 0660, makedev(13, 71)), 0);
+        ck_assert_int_eq(chown("/dev/input/event7", 0, st.st_gid), 0);
+        ck_assert_int_eq(chmod("/dev/input/event7", 0660), 0);
+        char *plugged = h_node_describe("/dev/input/event7");
+
+        /* to bob: the carried-over nodes at once, the new one not yet */
+        h_set_active_vt(h_vt + 1);
+        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        ck_assert(res->changed && res->enumerate && res->has_holder && res->holder == H_UID_BOB);
+        ck_assert(shared_is(H_UID_BOB, "rw"));
+        ck_assert(shared_is(H_UID_ALICE, ""));
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "");
+
+        /* back to alice before the daemon was idle: bob, no longer in
+         * front, must not get the new node from the late enumeration */
+        h_set_active_vt(h_vt);
+        ck_assert_int_eq(xdev_follow_enumerate(&ctx, &self), -EAGAIN);
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "");
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");
+
+        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        ck_assert(res->enumerate && res->has_holder && res->holder == H_UID_ALICE);
+        ck_assert(shared_is(H_UID_ALICE, "rw"));
+        ck_assert(shared_is(H_UID_BOB, ""));
+        ck_assert_int_eq(xdev_follow_enumerate(&ctx, &self), 1);
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "rw");
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "");
+        ck_assert_int_eq(xdev_follow_enumerate(&ctx, &self), 0);
+
+        /* a VT without a session: nobody holds, nothing to enumerate */
+        h_set_active_vt(h_vt + 2);
+        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        ck_assert(res->changed && !res->has_holder && !res->enumerate);
+        ck_assert_int_eq(xdev_follow_enumerate(&ctx, &self), 0);
+        ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");
+        ck_assert(shared_is(H_UID_ALICE, ""));
+
+        /* another follower's mark: the enumeration is not ours to run */
+        struct xdev_follow_self other = self;
+        other.start++;
+        ck_assert_int_eq(xdev_follow_enumerate(&ctx, &other), -ESRCH);
+
+        ck_assert_int_eq(xdev_follow_update(&ctx, NULL, NULL), 0);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        char *now = h_node_describe("/dev/input/event7");
+        ck_assert_str_eq(now, plugged);
+        ck_assert_int_eq(unlink("/dev/input/event7"), 0);
+        free(now);
+        free(plugged);
+        xdev_ctx_done(&ctx);
+        free(res);
+        h_snap_assert_equal(&before, "after both logouts and the follower's stop");
 }
 END_TEST
 
@@ -426,6 +568,8 @@ static Suite *suite(void) {
         tcase_add_checked_fixture(tc, fresh, teardown);
         tcase_add_test(tc, test_shared_devices_follow_the_vt_in_front);
         tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
+        tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);
+        tcase_add_test(tc, test_daemon_sleeps_when_nothing_happens);
         tcase_add_test(tc, test_login_in_the_background_holds_nothing);
         tcase_add_test(tc, test_crashed_daemon_leaves_the_follow_rule_in_force);
         tcase_add_test(tc, test_clean_stop_resumes_the_login_rule);
