@@ -85,7 +85,8 @@ one_run() { # run number
 	fi
 	say "run $n/$runs: .ci/run on $rev (clone at /root/ci/p in the chroot)"
 	# shellcheck disable=SC2016
-	unshare --mount --pid --fork --propagation private -- /bin/sh -ec '
+	# --kill-child: if this script is stopped, the run in the chroot ends too
+	unshare --mount --pid --fork --kill-child=SIGKILL --propagation private -- /bin/sh -ec '
 		root=$1 lock=$2
 		mount --bind "$root" "$root"
 		mount -t proc proc "$root/proc"
