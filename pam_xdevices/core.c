@@ -492,9 +492,42 @@ out:
         return r;
 }
 
+/* The session on VT has ended: a display server or a wrapper killed before
+ * it could restore the VT may have left it in graphics mode with the
+ * keyboard off, which the next login there could not use (logind resets a
+ * VT at the end of its session as well). Not while another recorded
+ * session is on that VT. */
+static void vt_reset(struct xdev_ctx *ctx, const struct txn *t, unsigned vt) {
+        unsigned what;
+        int r;
+
+        for (size_t i = 0; i < t->state.n_sessions; i++)
+                if (t->state.sessions[i].vt == vt)
+                        return;
+        r = xdev_vt_reset_modes(vt, &what);
+        if (what) {
+                static const char *const names[] = { "graphics mode", "keyboard off or raw",
+                                                     "switches held by a process" };
+                char list[128] = "";
+                for (unsigned i = 0; i < 3; i++)
+                        if (what & (1u << i)) {
+                                if (list[0])
+                                        strcat(list, ", ");
+                                strcat(list, names[i]);
+                        }
+                xdev_log(&ctx->log, LOG_NOTICE,
+                         "tty%u was left in a state the next login cannot use (%s); reset", vt,
+                         list);
+        }
+        if (r < 0)
+                xdev_log(&ctx->log, LOG_WARNING, "cannot reset the modes of tty%u: %s", vt,
+                         strerror(-r));
+}
+
 int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
         struct txn t;
         ssize_t idx;
+        unsigned vt = 0;
         int r, reaped;
 
         r = txn_begin(ctx, &t);
@@ -508,14 +541,18 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
                 r = -ENOENT;
                 goto out;
         }
-        if (idx >= 0)
+        if (idx >= 0) {
+                vt = t.state.sessions[idx].vt;
                 xdev_state_remove_session(&t.state, (size_t) idx);
+        }
         xdev_state_elect(&t.state, t.active_vt);
         if (!ctx->config_ok && holder_changed(&t))
                 t.state.has_holder = false;
         xdev_fault_point("close-before-commit");
         r = settle(ctx, &t, false);
         r = r < 0 ? r : idx < 0 ? -ENOENT : 0;
+        if (vt > 0)
+                vt_reset(ctx, &t, vt);
 out:
         txn_end(&t);
         return r;

@@ -8,9 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <linux/kd.h>
+#include <linux/vt.h>
 #include <security/pam_appl.h>
 
 #include "harness.h"
@@ -394,6 +398,117 @@ START_TEST(test_root_login_grants_nothing) {
 }
 END_TEST
 
+struct vt_modes {
+        int mode, kb, sw;
+};
+
+static struct vt_modes vt_modes_of(int vt) {
+        char path[32];
+        struct vt_modes m;
+        struct vt_mode vm;
+        snprintf(path, sizeof path, "/dev/tty%d", vt);
+        int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ioctl(fd, KDGETMODE, &m.mode), 0);
+        ck_assert_int_eq(ioctl(fd, KDGKBMODE, &m.kb), 0);
+        ck_assert_int_eq(ioctl(fd, VT_GETMODE, &vm), 0);
+        m.sw = vm.mode;
+        (void) close(fd);
+        return m;
+}
+
+/* What a display server or xdevices-vt-run killed with SIGKILL leaves:
+ * graphics mode, keyboard KB, and (PROCESS) VT switching held by a process
+ * that is gone. */
+static void vt_leave_behind(int vt, int kb, bool process) {
+        char path[32];
+        snprintf(path, sizeof path, "/dev/tty%d", vt);
+        fflush(NULL);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+                struct vt_mode vm = { .mode = VT_PROCESS, .relsig = SIGUSR1, .acqsig = SIGUSR2 };
+                if (fd < 0 || ioctl(fd, KDSETMODE, KD_GRAPHICS) < 0 ||
+                    ioctl(fd, KDSKBMODE, kb) < 0 || (process && ioctl(fd, VT_SETMODE, &vm) < 0))
+                        _exit(1);
+                _exit(0);
+        }
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "could not set tty%d's modes",
+                      vt);
+}
+
+static int default_kb(void) {
+        char c = '1';
+        int fd = open("/sys/module/vt/parameters/default_utf8", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                ck_assert_int_eq(read(fd, &c, 1), 1);
+                (void) close(fd);
+        }
+        return c == '0' ? K_XLATE : K_UNICODE;
+}
+
+/* A session that ends with its VT in graphics mode and the keyboard off
+ * (its display server or xdevices-vt-run was killed) leaves a console the
+ * next login cannot use: logout puts text mode, the default keyboard mode
+ * and VT_AUTO back, and says so. A VT left in text mode with a keyboard
+ * mode the user chose is left as it is. */
+START_TEST(test_logout_resets_a_vt_left_in_graphics_mode) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        vt_leave_behind(h_vt, K_OFF, true);
+        struct vt_modes m = vt_modes_of(h_vt);
+        ck_assert(m.mode == KD_GRAPHICS && m.kb == K_OFF && m.sw == VT_PROCESS);
+        free(h_log_take());
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        m = vt_modes_of(h_vt);
+        ck_assert_int_eq(m.mode, KD_TEXT);
+        ck_assert_int_eq(m.kb, default_kb());
+        ck_assert_int_eq(m.sw, VT_AUTO);
+        char *log = h_log_take();
+        ck_assert_msg(strstr(log,
+                             "was left in a state the next login cannot use (graphics mode, "
+                             "keyboard off or raw, switches held by a process); reset"),
+                      "log: %s", log);
+        free(log);
+        h_snap_assert_equal(&before, "after the logout");
+
+        /* raw keyboard, switches by the kernel: the first two put back */
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        vt_leave_behind(h_vt, K_RAW, false);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        m = vt_modes_of(h_vt);
+        ck_assert(m.mode == KD_TEXT && m.kb == default_kb() && m.sw == VT_AUTO);
+
+        /* a usable console is the user's choice: left alone, nothing said */
+        int other = default_kb() == K_UNICODE ? K_XLATE : K_UNICODE;
+        char path[32];
+        snprintf(path, sizeof path, "/dev/tty%d", h_vt);
+        int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert_int_eq(ioctl(fd, KDSKBMODE, other), 0);
+        free(h_log_take());
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        m = vt_modes_of(h_vt);
+        ck_assert(m.mode == KD_TEXT && m.kb == other && m.sw == VT_AUTO);
+        log = h_log_take();
+        ck_assert_msg(!strstr(log, "reset"), "log: %s", log);
+        free(log);
+        (void) close(fd); /* hung up with the session: a fresh one */
+        fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ioctl(fd, KDSKBMODE, default_kb()), 0);
+        (void) close(fd);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("pam");
         TCase *tc = tcase_create("sessions");
@@ -419,6 +534,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_module_arguments_override_file);
         tcase_add_test(tc, test_denied_service_grants_nothing);
         tcase_add_test(tc, test_root_login_grants_nothing);
+        tcase_add_test(tc, test_logout_resets_a_vt_left_in_graphics_mode);
         suite_add_tcase(s, tc);
 
         TCase *tcc = tcase_create("chown");
