@@ -373,7 +373,11 @@ START_TEST(test_vt_wrapper_killed_then_reset) {
 
         probe_line(&r, &mode, &kbmode, backend, &pid);
         ck_assert_int_eq(kill(r.pid, SIGKILL), 0);
-        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        /* the probe may be gone already: the wrapper led the VT's session,
+         * so its end hung the VT up and sent the probe SIGHUP (a flake of
+         * check-stress when the kernel was quicker than this kill) */
+        ck_assert_msg(kill(pid, SIGKILL) == 0 || errno == ESRCH, "kill %d: %s", (int) pid,
+                      strerror(errno));
         ck_assert_int_eq(finish(&r, NULL, NULL), 128 + SIGKILL);
         vt_modes(&mode, &kbmode);
         ck_assert_int_eq(mode, KD_GRAPHICS);
