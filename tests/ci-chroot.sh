@@ -55,9 +55,19 @@ summary=$logs/summary
 
 say() { echo "ci-chroot: $*" | tee -a "$summary"; }
 
+# the chroot of the run in progress, removed if this script is stopped
+work=
+cleanup() {
+	if [ -n "$work" ] && [ "${CI_CHROOT_KEEP:-0}" != 1 ]; then
+		rm -rf --one-file-system "$work"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
 # One run in its own chroot; returns .ci/run's status.
 one_run() { # run number
-	local n=$1 work root rc t0 t1
+	local n=$1 root rc t0 t1
 	work=$(mktemp -d /var/tmp/xdt-ci-chroot-root.XXXXXX) || return 1
 	root=$work/root
 	t0=$(date +%s)
@@ -119,6 +129,7 @@ one_run() { # run number
 	else
 		rm -rf --one-file-system "$work"
 	fi
+	work=
 	return "$rc"
 }
 
