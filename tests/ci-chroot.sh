@@ -63,7 +63,9 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+# a signal ends the run in the chroot first (wait returns at once on one)
+child=
+trap '[ -z "$child" ] || kill "$child" 2>/dev/null; wait; exit 130' INT TERM
 
 # One run in its own chroot; returns .ci/run's status.
 one_run() { # run number
@@ -114,8 +116,11 @@ one_run() { # run number
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 			HOME=/root LANG=C.UTF-8 CI=true \
 			/bin/bash -c "cd /root/ci/p && exec bash .ci/run"
-	' sh "$root" "$lock" >"$logs/run-$n.log" 2>&1
+	' sh "$root" "$lock" >"$logs/run-$n.log" 2>&1 &
+	child=$!
+	wait "$child"
 	rc=$?
+	child=
 	t1=$(date +%s)
 	sed -n '/^stage  *| seconds/,$p' "$logs/run-$n.log" | tee -a "$summary"
 	if [ "$rc" = 0 ]; then
