@@ -34,9 +34,47 @@ struct txn {
         uid_t loaded_holder;
         struct xdev_linger_set linger; /* shared grants as loaded, see linger_after */
         struct xdev_dircache dirs;
-        bool defer_enumerate;   /* a handover leaves the enumeration to the caller */
-        bool enumerate_pending; /* ... and one was left */
+        bool defer_enumerate;            /* a handover leaves the enumeration to the caller */
+        bool enumerate_pending;          /* ... and one was left */
+        struct xdev_linger_counts swept; /* the sweeps of this transaction */
+        struct xdev_step_times *times;   /* when not NULL, the phases are timed */
+        struct xdev_fd_bin bin;          /* closed at the end, once the lock is free */
 };
+
+static double mono_ms(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
+enum phase { PHASE_LOAD, PHASE_RELEASE, PHASE_SWEEP, PHASE_GRANT };
+
+/* Adds the time since the last mark to PHASE and moves the mark, when the
+ * transaction is timed. */
+static void phase_end(struct txn *t, enum phase phase) {
+        struct xdev_step_times *tm = t->times;
+        double now;
+
+        if (!tm)
+                return;
+        now = mono_ms();
+        switch (phase) {
+        case PHASE_LOAD:
+                tm->load += now - tm->mark;
+                break;
+        case PHASE_RELEASE:
+                tm->release += now - tm->mark;
+                break;
+        case PHASE_SWEEP:
+                tm->sweep += now - tm->mark;
+                break;
+        case PHASE_GRANT:
+                tm->grant += now - tm->mark;
+                break;
+        }
+        tm->mark = now;
+}
 
 void xdev_ctx_init(struct xdev_ctx *ctx) {
         *ctx = (struct xdev_ctx) { .config_ok = true, .statedir = XDEV_STATEDIR };
@@ -91,6 +129,7 @@ static void txn_end(struct txn *t) {
         xdev_linger_set_free(&t->linger);
         xdev_state_free(&t->state);
         xdev_store_close(&t->store);
+        xdev_fd_bin_empty(&t->bin);
 }
 
 static int reap(struct xdev_ctx *ctx, struct txn *t) {
@@ -325,8 +364,11 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
         t->state.has_holder = false;
         plan_ledger(ctx, t);
         r = commit(ctx, t, false, true);
+        phase_end(t, PHASE_RELEASE);
         if (r >= 0) {
-                (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log);
+                (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
+                                         &t->bin);
+                phase_end(t, PHASE_SWEEP);
                 (void) xdev_linger_note(&t->linger, &t->state);
                 t->loaded_has_holder = false;
         }
@@ -370,8 +412,12 @@ static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
                 xdev_log(&ctx->log, LOG_INFO, "shared devices taken from uid %u; nobody holds them",
                          (unsigned) t->loaded_holder);
         r = commit(ctx, t, all, false);
-        if (r >= 0) /* grants removed first, then lingering fds revoked */
-                (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log);
+        phase_end(t, PHASE_GRANT);
+        if (r >= 0) { /* grants removed first, then lingering fds revoked */
+                (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
+                                         &t->bin);
+                phase_end(t, PHASE_SWEEP);
+        }
         if (r >= 0 && released && t->defer_enumerate)
                 t->enumerate_pending = true;
         else if (r >= 0 && released) {
@@ -479,7 +525,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 goto out;
         }
         xdev_fault_point("open-after-commit");
-        (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
+        (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL, &t.bin);
         r = t.state.has_holder && t.state.holder == login->uid;
         goto out;
 
@@ -598,7 +644,8 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
                            path);
         r = commit(ctx, &t, false, false);
         if (r >= 0)
-                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
+                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL,
+                                         &t.bin);
         if (r == 0)
                 r = t.state.has_holder && xdev_state_find_node(&t.state, path) >= 0 ? 1 : 0;
         else if (r > 0)
@@ -665,6 +712,7 @@ static void watch_drain(int fd) {
 
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                        struct xdev_follow_result *ret) {
+        struct xdev_step_times times = { .mark = mono_ms() };
         struct txn t;
         bool changed;
         int r, reaped;
@@ -672,6 +720,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
+        t.times = &times;
         reaped = reap(ctx, &t);
         changed = reaped > 0;
         if (self &&
@@ -692,6 +741,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 t.state.has_holder = false;
         changed = changed || holder_changed(&t) || t.loaded_has_holder != t.state.has_holder;
         r = 0;
+        phase_end(&t, PHASE_LOAD);
         if (changed) {
                 t.defer_enumerate = self != NULL;
                 r = settle(ctx, &t, false);
@@ -707,7 +757,12 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                         .holder = t.state.holder,
                         .changed = changed,
                         .enumerate = t.enumerate_pending,
+                        .times = times,
                 };
+                ret->times.procs = t.swept.examined;
+                /* the caller closes the copies of revoked fds, after the step */
+                ret->bin = t.bin;
+                t.bin.n = 0;
                 for (size_t i = 0; i < t.state.n_sessions && i < XDEV_SESSIONS_MAX; i++) {
                         ret->leaders[i].pid = t.state.sessions[i].pid;
                         ret->leaders[i].start = t.state.sessions[i].start;
@@ -790,7 +845,8 @@ int xdev_reset(struct xdev_ctx *ctx, bool force) {
         plan_ledger(ctx, &t);
         r = commit(ctx, &t, true, false);
         if (r >= 0)
-                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log);
+                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL,
+                                         &t.bin);
         if (r == 0 && t.state.n_nodes > 0)
                 r = -EIO;
         txn_end(&t);

@@ -62,13 +62,25 @@ struct xdev_follow_self {
                              * the daemon's own writes do not wake it */
 };
 
+/* Where a step's time went, in ms: what xdevicesd logs per switch. */
+struct xdev_step_times {
+        double mark;    /* (the end of the last phase timed) */
+        double load;    /* lock taken, state read, leaders checked, holder elected */
+        double release; /* the old holder's grants taken off (saved, converged) */
+        double sweep;   /* /proc searched for its fds, which were revoked */
+        double grant;   /* the new holder's grants (saved, converged) */
+        unsigned procs; /* processes the sweep looked at */
+};
+
 struct xdev_follow_result {
         int active_vt;
         bool has_holder;
         uid_t holder;
-        bool changed;     /* the state was saved and nodes changed */
-        bool enumerate;   /* a handover: call xdev_follow_enumerate() when idle */
-        size_t n_leaders; /* the leaders of the live sessions, to watch */
+        bool changed;   /* the state was saved and nodes changed */
+        bool enumerate; /* a handover: call xdev_follow_enumerate() when idle */
+        struct xdev_step_times times;
+        struct xdev_fd_bin bin; /* copies of revoked fds, for the caller to close */
+        size_t n_leaders;       /* the leaders of the live sessions, to watch */
         struct {
                 pid_t pid;
                 uint64_t start;
@@ -80,7 +92,9 @@ struct xdev_follow_result {
  * the mark (the daemon stops). Reaps dead sessions, elects the holder by the
  * VT in front and hands over in order (old grants off, its fds revoked, new
  * grants on). Saves nothing when nothing changed, so its own writes do not
- * wake it again. Fills *RET when not NULL. Returns 0 or -errno. */
+ * wake it again. Fills *RET when not NULL; the caller then closes the fds
+ * in RET->bin (xdev_fd_bin_empty), which may take an RCU grace period each.
+ * Returns 0 or -errno. */
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                        struct xdev_follow_result *ret);
 

@@ -43,6 +43,8 @@
 #define FDS_PER_PROC_MAX 64
 #define PASSES_MAX 3
 #define KILL_WAIT_MS 1000
+#define KTHREADD_PID 2
+#define PF_KTHREAD_FLAG 0x00200000u /* PF_KTHREAD, include/linux/sched.h */
 
 static int pidfd_open(pid_t pid) {
         return (int) syscall(SYS_pidfd_open, pid, 0);
@@ -552,8 +554,20 @@ static const char *fd_act(struct sweep *s, int pidfd, const struct proc *p, size
                 if (!s->opts->in_session)
                         why = "DRM primary node";
         }
-        (void) close(copy);
+        xdev_fd_bin_add(s->opts->bin, copy);
         return why;
+}
+
+void xdev_fd_bin_add(struct xdev_fd_bin *bin, int fd) {
+        if (bin && bin->n < XDEV_FD_BIN_MAX)
+                bin->fds[bin->n++] = fd;
+        else
+                (void) close(fd);
+}
+
+void xdev_fd_bin_empty(struct xdev_fd_bin *bin) {
+        while (bin->n > 0)
+                (void) close(bin->fds[--bin->n]);
 }
 
 /* Applies the policy to one holder. PIDFD is this process, checked alive
@@ -648,12 +662,58 @@ static void proc_report(struct sweep *s, int pidfd, const struct proc *p) {
                 report_add(s, p, s->targets[p->hidden_tgt].path, -1, p->hidden_tid, false, false);
 }
 
+/* Kernel threads all share one fd table, kthreadd's (pid 2 of the initial
+ * pid namespace), which holds no file. kcmp() tells in one syscall that a
+ * process uses that table, where reading its status costs a formatted page:
+ * under TCG most of a sweep went to the kernel's threads. A user process
+ * never shares that table (execve unshares it, a usermode helper gets a
+ * copy). Usable only when pid 2 is a kernel thread (not in a pid namespace
+ * of its own, where pid 2 is any process) and its table is empty. */
+static bool kernel_table_usable(int procfd) {
+        struct xdev_proc_stat st;
+        struct dirent *de;
+        bool empty = true;
+        DIR *d;
+        int fd;
+
+        if (xdev_proc_stat(KTHREADD_PID, &st) < 0 || !(st.flags & PF_KTHREAD_FLAG))
+                return false;
+        fd = openat(procfd, "2/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return false;
+        d = fdopendir(fd);
+        if (!d) {
+                (void) close(fd);
+                return false;
+        }
+        while (empty && (de = readdir(d)))
+                empty = de->d_name[0] == '.';
+        (void) closedir(d);
+        return empty;
+}
+
+bool xdev_linger_kernel_table_usable(void) {
+        int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        bool r;
+
+        if (procfd < 0)
+                return false;
+        r = kernel_table_usable(procfd);
+        (void) close(procfd);
+        return r;
+}
+
+static bool uses_kernel_table(pid_t pid) {
+        return pid != KTHREADD_PID && syscall(SYS_kcmp, KTHREADD_PID, pid, KCMP_FILES, 0, 0) == 0;
+}
+
 /* One pass over /proc. Returns the number of holders acted on or -errno. */
 static int sweep_pass(struct sweep *s) {
         bool end_user = s->opts->policy == XDEV_LINGER_KILL_USER && s->opts->has_only &&
                 !s->opts->in_session && !s->opts->report_only;
         struct dirent *de;
         int procfd, n = 0;
+        bool kernel;
         DIR *d;
 
         procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -664,6 +724,7 @@ static int sweep_pass(struct sweep *s) {
                 (void) close(procfd);
                 return -ENOMEM;
         }
+        kernel = kernel_table_usable(procfd);
         while ((de = readdir(d))) {
                 struct proc p = { 0 };
                 uint64_t num;
@@ -672,7 +733,10 @@ static int sweep_pass(struct sweep *s) {
                 if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0 || num == 0)
                         continue;
                 p.pid = (pid_t) num;
-                if (p.pid == getpid() || proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p))
+                if (p.pid == getpid() || (kernel && uses_kernel_table(p.pid)))
+                        continue;
+                s->counts->examined++;
+                if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p))
                         continue;
                 if (end_user) {
                         /* the strong guarantee: no process of the user is left
@@ -792,7 +856,8 @@ int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state
 }
 
 int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state,
-                      const struct xdev_config *config, const struct xdev_log *log) {
+                      const struct xdev_config *config, const struct xdev_log *log,
+                      struct xdev_linger_counts *ret, struct xdev_fd_bin *bin) {
         struct xdev_linger_counts total = { 0 };
         size_t n = 0;
         int r = 0;
@@ -818,6 +883,7 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                         .has_only = true,
                         .only_uid = uid,
                         .in_session = xdev_state_uid_has_session(state, uid),
+                        .bin = bin,
                 };
                 struct xdev_linger_counts c;
                 size_t m = 0, rest = 0;
@@ -836,6 +902,8 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                 total.demoted += c.demoted;
                 total.terminated += c.terminated;
                 total.left += c.left;
+                total.failed += c.failed;
+                total.examined += c.examined;
                 for (size_t i = m; i < n; i++) {
                         set->items[rest] = set->items[i];
                         set->grantee[rest++] = set->grantee[i];
@@ -843,6 +911,15 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                 n = rest;
         }
         xdev_linger_set_free(set);
+        if (ret) {
+                ret->holders += total.holders;
+                ret->revoked += total.revoked;
+                ret->demoted += total.demoted;
+                ret->terminated += total.terminated;
+                ret->left += total.left;
+                ret->failed += total.failed;
+                ret->examined += total.examined;
+        }
         if (r < 0) {
                 xdev_log(log, LOG_ERR, "cannot look for processes still holding the devices: %s",
                          strerror(-r));

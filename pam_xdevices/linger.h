@@ -44,6 +44,19 @@ struct xdev_linger_report {
 
 void xdev_linger_report_free(struct xdev_linger_report *r);
 
+/* Copies of revoked fds whose close is left until after the step. When the
+ * holder exits at the revoke (its read fails), the copy is the last
+ * reference, and the last close of an evdev file waits for an RCU grace
+ * period (evdev_release), tens of ms on an idle machine: the next holder's
+ * grant should not wait for that. A full bin closes at once. */
+#define XDEV_FD_BIN_MAX 64
+struct xdev_fd_bin {
+        int fds[XDEV_FD_BIN_MAX];
+        size_t n;
+};
+void xdev_fd_bin_add(struct xdev_fd_bin *bin, int fd);
+void xdev_fd_bin_empty(struct xdev_fd_bin *bin);
+
 struct xdev_linger_opts {
         enum xdev_linger policy;
         unsigned grace_ms; /* SIGTERM .. SIGKILL */
@@ -54,9 +67,10 @@ struct xdev_linger_opts {
         bool has_only; /* act on processes one of whose real, effective,
                                  * saved or fs uids is ONLY_UID, and on no other */
         uid_t only_uid;
-        bool in_session; /* ONLY_UID still has a session (a VT switch,
+        bool in_session;         /* ONLY_UID still has a session (a VT switch,
                                  * not a logout): revoke input, drop DRM master,
                                  * but leave the rest of its X server alone */
+        struct xdev_fd_bin *bin; /* NULL: each copy is closed at once */
 };
 
 struct xdev_linger_counts {
@@ -66,6 +80,7 @@ struct xdev_linger_counts {
         unsigned terminated; /* processes gone after SIGTERM/SIGKILL */
         unsigned left;       /* holders only logged (warn, render, tty0) */
         unsigned failed;     /* actions that failed */
+        unsigned examined;   /* processes looked at (whose uids were read) */
 };
 
 /* Finds every process (not root, not KEEP_UID; with HAS_ONLY, of ONLY_UID
@@ -79,6 +94,11 @@ int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
                       const struct xdev_linger_opts *opts, const struct xdev_log *log,
                       struct xdev_linger_counts *ret);
 
+/* True when a sweep may pass over kernel threads without reading their
+ * status: pid 2 is kthreadd and its fd table, which every kernel thread
+ * shares, is empty (not so in a pid namespace of its own). */
+bool xdev_linger_kernel_table_usable(void);
+
 /* A set of shared nodes noted before a change, to sweep for those whose
  * grant went away (or to another uid) after it. */
 struct xdev_linger_set {
@@ -91,9 +111,12 @@ struct xdev_linger_set {
 int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state);
 /* Sweeps the noted nodes that STATE no longer grants to the same uid, with
  * the policy of CONFIG, acting only on processes of each uid that lost a
- * grant (never the holder of STATE). Frees SET. */
+ * grant (never the holder of STATE). Frees SET. Adds to *RET, when not
+ * NULL, the counts of every sweep made; leaves copies of revoked fds in
+ * BIN when not NULL. */
 int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state,
-                      const struct xdev_config *config, const struct xdev_log *log);
+                      const struct xdev_config *config, const struct xdev_log *log,
+                      struct xdev_linger_counts *ret, struct xdev_fd_bin *bin);
 void xdev_linger_set_free(struct xdev_linger_set *set);
 
 /* Every recorded or enumerable shared node, for status and revoke. */

@@ -70,8 +70,8 @@ int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret) {
         p += 2;
 
         /* p is at field 3 (state); session is field 6, tty_nr field 7,
-         * starttime field 22. */
-        unsigned long long session = 0, tty_nr = 0, start = 0;
+         * flags field 9, starttime field 22. */
+        unsigned long long session = 0, tty_nr = 0, flags = 0, start = 0;
         char state = *p;
         int field = 3;
         for (char *tok = p; tok && *tok; field++) {
@@ -80,6 +80,8 @@ int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret) {
                         session = strtoull(tok, NULL, 10);
                 if (field == 7)
                         tty_nr = strtoull(tok, NULL, 10);
+                if (field == 9)
+                        flags = strtoull(tok, NULL, 10);
                 if (field == 22) {
                         start = strtoull(tok, NULL, 10);
                         break;
@@ -96,6 +98,7 @@ int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret) {
                 .session = (pid_t) session,
                 .tty_nr = makedev(maj, min),
                 .start = start,
+                .flags = (unsigned) flags,
         };
         return 0;
 }

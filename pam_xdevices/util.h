@@ -39,6 +39,7 @@ struct xdev_proc_stat {
         pid_t session;  /* the session id: the pid of its leader */
         dev_t tty_nr;   /* the controlling tty, 0 when none */
         uint64_t start; /* start time in clock ticks since boot */
+        unsigned flags; /* the kernel's PF_* flags of the task */
 };
 int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret);
 

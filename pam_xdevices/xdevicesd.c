@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,40 @@ static bool logind_is_running(void) {
         return lstat("/run/systemd/seats", &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static void *closer(void *data) {
+        struct xdev_fd_bin *bin = data;
+
+        xdev_fd_bin_empty(bin);
+        free(bin);
+        return NULL;
+}
+
+/* Closes the copies of revoked fds from a thread of their own: the last
+ * close of a revoked evdev file (its holder exited at the revoke) waits for
+ * an RCU grace period, and the next switch must not wait behind it. */
+static void close_apart(struct xdev_fd_bin *bin) {
+        struct xdev_fd_bin *copy;
+        pthread_attr_t attr;
+        pthread_t thread;
+        bool started = false;
+
+        if (bin->n == 0)
+                return;
+        copy = malloc(sizeof *copy);
+        if (copy && pthread_attr_init(&attr) == 0) {
+                *copy = *bin;
+                started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                        pthread_create(&thread, &attr, closer, copy) == 0;
+                (void) pthread_attr_destroy(&attr);
+        }
+        if (started)
+                bin->n = 0;
+        else {
+                free(copy);
+                xdev_fd_bin_empty(bin);
+        }
+}
+
 static double now_ms(void) {
         struct timespec ts;
         (void) clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -253,6 +288,9 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                         (void) state_events(inofd);
                         double t0 = now_ms();
                         r = xdev_follow_update(ctx, &self, res);
+                        double step = now_ms() - t0;
+                        if (r >= 0)
+                                close_apart(&res->bin);
                         if (r < 0) {
                                 xdev_log(&ctx->log, LOG_ERR,
                                          "cannot follow the VT in front: %s; retrying",
@@ -260,11 +298,15 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                 timeout = RETRY_MS;
                         } else {
                                 if (res->changed)
-                                        xdev_log(&ctx->log, LOG_INFO,
-                                                 "tty%d in front: %s (%.1f ms)", res->active_vt,
-                                                 res->has_holder ? "its session holds"
-                                                                 : "nobody holds",
-                                                 now_ms() - t0);
+                                        xdev_log(
+                                                &ctx->log, LOG_INFO,
+                                                "tty%d in front: %s (%.1f ms: load %.1f, take off %.1f, sweep %.1f of %u processes, grant %.1f)",
+                                                res->active_vt,
+                                                res->has_holder ? "its session holds"
+                                                                : "nobody holds",
+                                                step, res->times.load, res->times.release,
+                                                res->times.sweep, res->times.procs,
+                                                res->times.grant);
                                 enumerate = res->enumerate || (enumerate && !res->changed);
                                 n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
                                 timeout = stale ? 0 : -1;

@@ -309,6 +309,7 @@ START_TEST(test_deferred_enumeration_serves_only_the_vt_in_front) {
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
         ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        xdev_fd_bin_empty(&res->bin);
         ck_assert(res->has_holder && res->holder == H_UID_ALICE);
         ck_assert(shared_is(H_UID_ALICE, "rw"));
 
@@ -322,6 +323,7 @@ START_TEST(test_deferred_enumeration_serves_only_the_vt_in_front) {
         /* to bob: the carried-over nodes at once, the new one not yet */
         h_set_active_vt(h_vt + 1);
         ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        xdev_fd_bin_empty(&res->bin);
         ck_assert(res->changed && res->enumerate && res->has_holder && res->holder == H_UID_BOB);
         ck_assert(shared_is(H_UID_BOB, "rw"));
         ck_assert(shared_is(H_UID_ALICE, ""));
@@ -335,6 +337,7 @@ START_TEST(test_deferred_enumeration_serves_only_the_vt_in_front) {
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");
 
         ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        xdev_fd_bin_empty(&res->bin);
         ck_assert(res->enumerate && res->has_holder && res->holder == H_UID_ALICE);
         ck_assert(shared_is(H_UID_ALICE, "rw"));
         ck_assert(shared_is(H_UID_BOB, ""));
@@ -346,6 +349,7 @@ START_TEST(test_deferred_enumeration_serves_only_the_vt_in_front) {
         /* a VT without a session: nobody holds, nothing to enumerate */
         h_set_active_vt(h_vt + 2);
         ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        xdev_fd_bin_empty(&res->bin);
         ck_assert(res->changed && !res->has_holder && !res->enumerate);
         ck_assert_int_eq(xdev_follow_enumerate(&ctx, &self), 0);
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");

@@ -15,6 +15,8 @@
 #include <grp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <dirent.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -453,6 +455,104 @@ START_TEST(test_fd_in_a_thread_own_fd_table_is_found) {
 }
 END_TEST
 
+static bool is_kthread(pid_t pid) {
+        struct xdev_proc_stat st;
+        return xdev_proc_stat(pid, &st) == 0 && (st.flags & 0x00200000u);
+}
+
+START_TEST(test_sweep_reads_no_kernel_thread) {
+        /* kernel threads share kthreadd's empty fd table: the sweep passes
+         * over them with one kcmp() instead of reading their status */
+        unsigned kthreads = 0, others = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d))) {
+                pid_t pid = (pid_t) atoi(de->d_name);
+                if (pid <= 0)
+                        continue;
+                if (is_kthread(pid))
+                        kthreads++;
+                else
+                        others++;
+        }
+        (void) closedir(d);
+        struct holder h = holder_start(vtpath, H_UID_ALICE, false);
+        struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_WARN, &o);
+        ck_assert_uint_eq(c.holders, 1);
+        ck_assert_msg(holder_alive(&h), "warn ended the holder");
+        holder_stop(&h);
+        /* the holder is one more process; a few others may come and go */
+        ck_assert_msg(c.examined >= 1 && c.examined <= others + 1 + 8,
+                      "%u processes read, %u user processes and %u kernel threads seen", c.examined,
+                      others, kthreads);
+        if (is_kthread(2)) {
+                ck_assert(xdev_linger_kernel_table_usable());
+                ck_assert_msg(kthreads > 8 && c.examined < others + kthreads - 8,
+                              "%u processes read of %u (%u kernel threads)", c.examined,
+                              others + kthreads, kthreads);
+        } else
+                fprintf(stderr,
+                        "test-linger: no kthreadd as pid 2 here (a pid namespace): no kernel thread to pass over\n");
+}
+END_TEST
+
+/* In a pid namespace of its own, pid 2 is any process: one with an empty
+ * fd table must not be taken for kthreadd, or what shares its table (a
+ * process with a thread of its own table, say) would be passed over. */
+START_TEST(test_pid_2_of_a_pid_namespace_is_not_taken_for_kthreadd) {
+        pid_t outer = fork();
+        ck_assert_int_ge(outer, 0);
+        if (outer == 0) {
+                if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0)
+                        _exit(20);
+                pid_t init = fork();
+                if (init < 0)
+                        _exit(21);
+                if (init == 0) {
+                        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) <
+                                    0)
+                                _exit(22);
+                        pid_t two = fork();
+                        if (two < 0)
+                                _exit(23);
+                        if (two == 0) {
+                                /* an empty fd table, like kthreadd's */
+                                (void) syscall(SYS_close_range, 0, ~0u, 0);
+                                for (;;)
+                                        pause();
+                        }
+                        if (two != 2)
+                                _exit(24);
+                        int rc = 25;
+                        for (int i = 0; i < 500; i++) {
+                                char buf[64];
+                                ssize_t n = readlink("/proc/2/fd/0", buf, sizeof buf);
+                                if (n < 0 && errno == ENOENT) {
+                                        rc = xdev_linger_kernel_table_usable() ? 26 : 0;
+                                        break;
+                                }
+                                usleep(10000);
+                        }
+                        (void) kill(two, SIGKILL);
+                        (void) waitpid(two, NULL, 0);
+                        _exit(rc);
+                }
+                int st;
+                if (waitpid(init, &st, 0) != init || !WIFEXITED(st))
+                        _exit(27);
+                _exit(WEXITSTATUS(st));
+        }
+        int st;
+        ck_assert_int_eq(waitpid(outer, &st, 0), outer);
+        ck_assert(WIFEXITED(st));
+        ck_assert_msg(WEXITSTATUS(st) != 26, "pid 2 of a pid namespace was taken for kthreadd");
+        ck_assert_msg(WEXITSTATUS(st) == 0, "pid namespace setup failed (%d)", WEXITSTATUS(st));
+}
+END_TEST
+
 START_TEST(test_holder_of_too_many_fds_is_terminated) {
         /* each open is its own file to revoke; past the scan's limit the
          * process is terminated rather than partly revoked */
@@ -662,6 +762,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_report_only_lists_and_changes_nothing);
         tcase_add_test(tc, test_fd_in_a_thread_own_fd_table_is_found);
         tcase_add_test(tc, test_holder_of_too_many_fds_is_terminated);
+        tcase_add_test(tc, test_sweep_reads_no_kernel_thread);
+        tcase_add_test(tc, test_pid_2_of_a_pid_namespace_is_not_taken_for_kthreadd);
         suite_add_tcase(s, tc);
         TCase *tm = tcase_create("module");
         tcase_set_timeout(tm, 60);
