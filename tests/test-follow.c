@@ -325,6 +325,12 @@ START_TEST(test_deferred_enumeration_serves_only_the_vt_in_front) {
         ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
         xdev_fd_bin_empty(&res->bin);
         ck_assert(res->changed && res->enumerate && res->has_holder && res->holder == H_UID_BOB);
+        /* the step says where its time went: alice's processes were looked
+         * for among the machine's processes, her grants taken off and
+         * bob's made, each phase timed */
+        ck_assert_uint_ge(res->times.procs, 1);
+        ck_assert(res->times.load > 0 && res->times.release > 0 && res->times.sweep > 0 &&
+                  res->times.grant > 0);
         ck_assert(shared_is(H_UID_BOB, "rw"));
         ck_assert(shared_is(H_UID_ALICE, ""));
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "");
