@@ -672,10 +672,21 @@ static void proc_report(struct sweep *s, int pidfd, const struct proc *p) {
 static bool kernel_table_usable(int procfd) {
         struct xdev_proc_stat st;
         struct dirent *de;
+        char self[16], want[16];
         bool empty = true;
+        ssize_t n;
         DIR *d;
         int fd;
 
+        /* kcmp() takes pids of our pid namespace: /proc must show that one
+         * (not the host's, seen from a namespace of its own) */
+        n = readlinkat(procfd, "self", self, sizeof self - 1);
+        if (n <= 0)
+                return false;
+        self[n] = '\0';
+        (void) snprintf(want, sizeof want, "%d", (int) getpid());
+        if (strcmp(self, want) != 0)
+                return false;
         if (xdev_proc_stat(KTHREADD_PID, &st) < 0 || !(st.flags & PF_KTHREAD_FLAG))
                 return false;
         fd = openat(procfd, "2/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);

@@ -95,8 +95,9 @@ int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
                       struct xdev_linger_counts *ret);
 
 /* True when a sweep may pass over kernel threads without reading their
- * status: pid 2 is kthreadd and its fd table, which every kernel thread
- * shares, is empty (not so in a pid namespace of its own). */
+ * status: /proc is that of our pid namespace, pid 2 is kthreadd and its fd
+ * table, which every kernel thread shares, is empty (not so in a pid
+ * namespace of its own). */
 bool xdev_linger_kernel_table_usable(void);
 
 /* A set of shared nodes noted before a change, to sweep for those whose

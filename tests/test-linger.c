@@ -498,6 +498,37 @@ START_TEST(test_sweep_reads_no_kernel_thread) {
 }
 END_TEST
 
+/* A pid namespace that kept the host's /proc: pid 2 there is kthreadd with
+ * its empty table, but kcmp() would take 2 as this namespace's pid 2. */
+START_TEST(test_proc_of_another_pid_namespace_is_not_trusted) {
+        if (!xdev_linger_kernel_table_usable()) {
+                fprintf(stderr, "test-linger: no kthreadd as pid 2 here: nothing to mistake\n");
+                return;
+        }
+        pid_t outer = fork();
+        ck_assert_int_ge(outer, 0);
+        if (outer == 0) {
+                if (unshare(CLONE_NEWPID) < 0)
+                        _exit(20);
+                pid_t inner = fork();
+                if (inner < 0)
+                        _exit(21);
+                if (inner == 0) /* pid 1 of the new namespace, the old /proc */
+                        _exit(xdev_linger_kernel_table_usable() ? 26 : 0);
+                int st;
+                if (waitpid(inner, &st, 0) != inner || !WIFEXITED(st))
+                        _exit(27);
+                _exit(WEXITSTATUS(st));
+        }
+        int st;
+        ck_assert_int_eq(waitpid(outer, &st, 0), outer);
+        ck_assert(WIFEXITED(st));
+        ck_assert_msg(WEXITSTATUS(st) != 26,
+                      "the host's /proc was trusted from another pid namespace");
+        ck_assert_msg(WEXITSTATUS(st) == 0, "pid namespace setup failed (%d)", WEXITSTATUS(st));
+}
+END_TEST
+
 /* In a pid namespace of its own, pid 2 is any process: one with an empty
  * fd table must not be taken for kthreadd, or what shares its table (a
  * process with a thread of its own table, say) would be passed over. */
@@ -764,6 +795,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_holder_of_too_many_fds_is_terminated);
         tcase_add_test(tc, test_sweep_reads_no_kernel_thread);
         tcase_add_test(tc, test_pid_2_of_a_pid_namespace_is_not_taken_for_kthreadd);
+        tcase_add_test(tc, test_proc_of_another_pid_namespace_is_not_trusted);
         suite_add_tcase(s, tc);
         TCase *tm = tcase_create("module");
         tcase_set_timeout(tm, 60);
