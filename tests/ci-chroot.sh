@@ -63,9 +63,11 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-# a signal ends the run in the chroot first (wait returns at once on one)
+# a signal ends the run in the chroot first (wait returns at once on one);
+# unshare --fork blocks SIGTERM and SIGINT while it waits, so it gets
+# SIGKILL, and --kill-child takes the run inside with it
 child=
-trap '[ -z "$child" ] || kill "$child" 2>/dev/null; wait; exit 130' INT TERM
+trap '[ -z "$child" ] || kill -KILL "$child" 2>/dev/null; wait; exit 130' INT TERM
 
 # One run in its own chroot; returns .ci/run's status.
 one_run() { # run number
