@@ -37,43 +37,16 @@ struct txn {
         bool defer_enumerate;            /* a handover leaves the enumeration to the caller */
         bool enumerate_pending;          /* ... and one was left */
         struct xdev_linger_counts swept; /* the sweeps of this transaction */
-        struct xdev_step_times *times;   /* when not NULL, the phases are timed */
+        struct xdev_step_times times;    /* where the time went, by phase */
         struct xdev_fd_bin bin;          /* closed at the end, once the lock is free */
 };
 
-static double mono_ms(void) {
-        struct timespec ts;
+/* Adds the time since the last mark to PHASE and moves the mark. */
+static void phase_end(struct txn *t, double *phase) {
+        double now = xdev_now_ms();
 
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
-
-enum phase { PHASE_LOAD, PHASE_RELEASE, PHASE_SWEEP, PHASE_GRANT };
-
-/* Adds the time since the last mark to PHASE and moves the mark, when the
- * transaction is timed. */
-static void phase_end(struct txn *t, enum phase phase) {
-        struct xdev_step_times *tm = t->times;
-        double now;
-
-        if (!tm)
-                return;
-        now = mono_ms();
-        switch (phase) {
-        case PHASE_LOAD:
-                tm->load += now - tm->mark;
-                break;
-        case PHASE_RELEASE:
-                tm->release += now - tm->mark;
-                break;
-        case PHASE_SWEEP:
-                tm->sweep += now - tm->mark;
-                break;
-        case PHASE_GRANT:
-                tm->grant += now - tm->mark;
-                break;
-        }
-        tm->mark = now;
+        *phase += now - t->times.mark;
+        t->times.mark = now;
 }
 
 void xdev_ctx_init(struct xdev_ctx *ctx) {
@@ -89,7 +62,9 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
         unsigned line = 0;
         int r;
 
-        *t = (struct txn) { .store = { -1, -1 }, .dirs = XDEV_DIRCACHE_INIT };
+        *t = (struct txn) { .store = { -1, -1 },
+                            .dirs = XDEV_DIRCACHE_INIT,
+                            .times.mark = xdev_now_ms() };
         r = xdev_store_open(&t->store, ctx->statedir);
         if (r < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot use state directory \"%s\": %s%s",
@@ -364,11 +339,11 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
         t->state.has_holder = false;
         plan_ledger(ctx, t);
         r = commit(ctx, t, false, true);
-        phase_end(t, PHASE_RELEASE);
+        phase_end(t, &t->times.release);
         if (r >= 0) {
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
                                          &t->bin);
-                phase_end(t, PHASE_SWEEP);
+                phase_end(t, &t->times.sweep);
                 (void) xdev_linger_note(&t->linger, &t->state);
                 t->loaded_has_holder = false;
         }
@@ -412,11 +387,11 @@ static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
                 xdev_log(&ctx->log, LOG_INFO, "shared devices taken from uid %u; nobody holds them",
                          (unsigned) t->loaded_holder);
         r = commit(ctx, t, all, false);
-        phase_end(t, PHASE_GRANT);
+        phase_end(t, &t->times.grant);
         if (r >= 0) { /* grants removed first, then lingering fds revoked */
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
                                          &t->bin);
-                phase_end(t, PHASE_SWEEP);
+                phase_end(t, &t->times.sweep);
         }
         if (r >= 0 && released && t->defer_enumerate)
                 t->enumerate_pending = true;
@@ -712,7 +687,6 @@ static void watch_drain(int fd) {
 
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                        struct xdev_follow_result *ret) {
-        struct xdev_step_times times = { .mark = mono_ms() };
         struct txn t;
         bool changed;
         int r, reaped;
@@ -720,7 +694,6 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
-        t.times = &times;
         reaped = reap(ctx, &t);
         changed = reaped > 0;
         if (self &&
@@ -741,7 +714,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 t.state.has_holder = false;
         changed = changed || holder_changed(&t) || t.loaded_has_holder != t.state.has_holder;
         r = 0;
-        phase_end(&t, PHASE_LOAD);
+        phase_end(&t, &t.times.load);
         if (changed) {
                 t.defer_enumerate = self != NULL;
                 r = settle(ctx, &t, false);
@@ -757,7 +730,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                         .holder = t.state.holder,
                         .changed = changed,
                         .enumerate = t.enumerate_pending,
-                        .times = times,
+                        .times = t.times,
                 };
                 ret->times.procs = t.swept.examined;
                 /* the caller closes the copies of revoked fds, after the step */

@@ -866,6 +866,16 @@ int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state
         return 0;
 }
 
+static void counts_add(struct xdev_linger_counts *to, const struct xdev_linger_counts *c) {
+        to->holders += c->holders;
+        to->revoked += c->revoked;
+        to->demoted += c->demoted;
+        to->terminated += c->terminated;
+        to->left += c->left;
+        to->failed += c->failed;
+        to->examined += c->examined;
+}
+
 int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state,
                       const struct xdev_config *config, const struct xdev_log *log,
                       struct xdev_linger_counts *ret, struct xdev_fd_bin *bin) {
@@ -908,13 +918,7 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                                 set->grantee[m++] = uid;
                         }
                 r = xdev_linger_sweep(set->items, m, &opts, log, &c);
-                total.holders += c.holders;
-                total.revoked += c.revoked;
-                total.demoted += c.demoted;
-                total.terminated += c.terminated;
-                total.left += c.left;
-                total.failed += c.failed;
-                total.examined += c.examined;
+                counts_add(&total, &c);
                 for (size_t i = m; i < n; i++) {
                         set->items[rest] = set->items[i];
                         set->grantee[rest++] = set->grantee[i];
@@ -922,15 +926,8 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                 n = rest;
         }
         xdev_linger_set_free(set);
-        if (ret) {
-                ret->holders += total.holders;
-                ret->revoked += total.revoked;
-                ret->demoted += total.demoted;
-                ret->terminated += total.terminated;
-                ret->left += total.left;
-                ret->failed += total.failed;
-                ret->examined += total.examined;
-        }
+        if (ret)
+                counts_add(ret, &total);
         if (r < 0) {
                 xdev_log(log, LOG_ERR, "cannot look for processes still holding the devices: %s",
                          strerror(-r));

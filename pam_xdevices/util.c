@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -101,6 +102,13 @@ int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret) {
                 .flags = (unsigned) flags,
         };
         return 0;
+}
+
+double xdev_now_ms(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
 }
 
 bool xdev_pid_is_alive(pid_t pid, uint64_t starttime) {

@@ -46,6 +46,9 @@ int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret);
 /* True when PID is alive and still the process that started at STARTTIME. */
 bool xdev_pid_is_alive(pid_t pid, uint64_t starttime);
 
+/* CLOCK_MONOTONIC in milliseconds, for timing steps. */
+double xdev_now_ms(void);
+
 /* Names we store and print: portable user/service names only. */
 bool xdev_name_is_valid(const char *s, size_t max);
 

@@ -211,12 +211,6 @@ static void close_apart(struct xdev_fd_bin *bin) {
         }
 }
 
-static double now_ms(void) {
-        struct timespec ts;
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
-
 static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
         struct xdev_follow_result *res;
@@ -286,9 +280,9 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 if (timeout >= 0) {
                         active_rearm(activefd);
                         (void) state_events(inofd);
-                        double t0 = now_ms();
+                        double t0 = xdev_now_ms();
                         r = xdev_follow_update(ctx, &self, res);
-                        double step = now_ms() - t0;
+                        double step = xdev_now_ms() - t0;
                         if (r >= 0)
                                 close_apart(&res->bin);
                         if (r < 0) {
@@ -323,7 +317,7 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 }
                 if (r == 0 && enumerate && timeout < 0) {
                         /* idle after a handover: look for nodes the ledger lacked */
-                        double t0 = now_ms();
+                        double t0 = xdev_now_ms();
                         enumerate = false;
                         r = xdev_follow_enumerate(ctx, &self);
                         if (r == -EAGAIN) {
@@ -338,7 +332,7 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                 xdev_debug(
                                         &ctx->log,
                                         "enumeration after the handover: %d node(s) added (%.1f ms)",
-                                        r < 0 ? 0 : r, now_ms() - t0);
+                                        r < 0 ? 0 : r, xdev_now_ms() - t0);
                         timeout = r == -ESRCH ? 0 : -1;
                         continue;
                 }

@@ -498,6 +498,35 @@ START_TEST(test_sweep_reads_no_kernel_thread) {
 }
 END_TEST
 
+/* Runs INIT as pid 1 of a new pid namespace (with UNSHARE's other
+ * namespaces too) and returns its exit status: 0 when the shortcut was
+ * refused, 26 when it was taken, anything else a setup failure. */
+static int in_new_pid_namespace(int unshare_flags, int (*init)(void)) {
+        pid_t outer = fork();
+        int st;
+
+        ck_assert_int_ge(outer, 0);
+        if (outer == 0) {
+                if (unshare(CLONE_NEWPID | unshare_flags) < 0)
+                        _exit(20);
+                pid_t inner = fork();
+                if (inner < 0)
+                        _exit(21);
+                if (inner == 0)
+                        _exit(init());
+                if (waitpid(inner, &st, 0) != inner || !WIFEXITED(st))
+                        _exit(27);
+                _exit(WEXITSTATUS(st));
+        }
+        ck_assert_int_eq(waitpid(outer, &st, 0), outer);
+        ck_assert(WIFEXITED(st));
+        return WEXITSTATUS(st);
+}
+
+static int shortcut_taken(void) {
+        return xdev_linger_kernel_table_usable() ? 26 : 0;
+}
+
 /* A pid namespace that kept the host's /proc: pid 2 there is kthreadd with
  * its empty table, but kcmp() would take 2 as this namespace's pid 2. */
 START_TEST(test_proc_of_another_pid_namespace_is_not_trusted) {
@@ -505,82 +534,50 @@ START_TEST(test_proc_of_another_pid_namespace_is_not_trusted) {
                 fprintf(stderr, "test-linger: no kthreadd as pid 2 here: nothing to mistake\n");
                 return;
         }
-        pid_t outer = fork();
-        ck_assert_int_ge(outer, 0);
-        if (outer == 0) {
-                if (unshare(CLONE_NEWPID) < 0)
-                        _exit(20);
-                pid_t inner = fork();
-                if (inner < 0)
-                        _exit(21);
-                if (inner == 0) /* pid 1 of the new namespace, the old /proc */
-                        _exit(xdev_linger_kernel_table_usable() ? 26 : 0);
-                int st;
-                if (waitpid(inner, &st, 0) != inner || !WIFEXITED(st))
-                        _exit(27);
-                _exit(WEXITSTATUS(st));
-        }
-        int st;
-        ck_assert_int_eq(waitpid(outer, &st, 0), outer);
-        ck_assert(WIFEXITED(st));
-        ck_assert_msg(WEXITSTATUS(st) != 26,
-                      "the host's /proc was trusted from another pid namespace");
-        ck_assert_msg(WEXITSTATUS(st) == 0, "pid namespace setup failed (%d)", WEXITSTATUS(st));
+        int rc = in_new_pid_namespace(0, shortcut_taken);
+        ck_assert_msg(rc != 26, "the host's /proc was trusted from another pid namespace");
+        ck_assert_msg(rc == 0, "pid namespace setup failed (%d)", rc);
 }
 END_TEST
+
+/* pid 1 of a namespace with its own /proc, whose pid 2 has an empty fd
+ * table like kthreadd's */
+static int proc_with_a_fake_kthreadd(void) {
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                return 22;
+        pid_t two = fork();
+        if (two < 0)
+                return 23;
+        if (two == 0) {
+                (void) syscall(SYS_close_range, 0, ~0u, 0);
+                for (;;)
+                        pause();
+        }
+        if (two != 2)
+                return 24;
+        int rc = 25;
+        for (int i = 0; i < 500; i++) {
+                char buf[64];
+                ssize_t n = readlink("/proc/2/fd/0", buf, sizeof buf);
+                if (n < 0 && errno == ENOENT) {
+                        rc = shortcut_taken();
+                        break;
+                }
+                usleep(10000);
+        }
+        (void) kill(two, SIGKILL);
+        (void) waitpid(two, NULL, 0);
+        return rc;
+}
 
 /* In a pid namespace of its own, pid 2 is any process: one with an empty
  * fd table must not be taken for kthreadd, or what shares its table (a
  * process with a thread of its own table, say) would be passed over. */
 START_TEST(test_pid_2_of_a_pid_namespace_is_not_taken_for_kthreadd) {
-        pid_t outer = fork();
-        ck_assert_int_ge(outer, 0);
-        if (outer == 0) {
-                if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0)
-                        _exit(20);
-                pid_t init = fork();
-                if (init < 0)
-                        _exit(21);
-                if (init == 0) {
-                        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-                            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) <
-                                    0)
-                                _exit(22);
-                        pid_t two = fork();
-                        if (two < 0)
-                                _exit(23);
-                        if (two == 0) {
-                                /* an empty fd table, like kthreadd's */
-                                (void) syscall(SYS_close_range, 0, ~0u, 0);
-                                for (;;)
-                                        pause();
-                        }
-                        if (two != 2)
-                                _exit(24);
-                        int rc = 25;
-                        for (int i = 0; i < 500; i++) {
-                                char buf[64];
-                                ssize_t n = readlink("/proc/2/fd/0", buf, sizeof buf);
-                                if (n < 0 && errno == ENOENT) {
-                                        rc = xdev_linger_kernel_table_usable() ? 26 : 0;
-                                        break;
-                                }
-                                usleep(10000);
-                        }
-                        (void) kill(two, SIGKILL);
-                        (void) waitpid(two, NULL, 0);
-                        _exit(rc);
-                }
-                int st;
-                if (waitpid(init, &st, 0) != init || !WIFEXITED(st))
-                        _exit(27);
-                _exit(WEXITSTATUS(st));
-        }
-        int st;
-        ck_assert_int_eq(waitpid(outer, &st, 0), outer);
-        ck_assert(WIFEXITED(st));
-        ck_assert_msg(WEXITSTATUS(st) != 26, "pid 2 of a pid namespace was taken for kthreadd");
-        ck_assert_msg(WEXITSTATUS(st) == 0, "pid namespace setup failed (%d)", WEXITSTATUS(st));
+        int rc = in_new_pid_namespace(CLONE_NEWNS, proc_with_a_fake_kthreadd);
+        ck_assert_msg(rc != 26, "pid 2 of a pid namespace was taken for kthreadd");
+        ck_assert_msg(rc == 0, "pid namespace setup failed (%d)", rc);
 }
 END_TEST
 
