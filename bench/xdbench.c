@@ -745,6 +745,7 @@ static void measure_handover(struct row *row, int runs) {
         row->handover_ok = a->open_ret == PAM_SUCCESS && b->open_ret == PAM_SUCCESS &&
                 xdev_follow_update(&ctx, &self, res) == 0;
         xdev_fd_bin_empty(&res->bin);
+        xdev_sweep_finish(&ctx, res->waits);
         if (runs > HANDOVER_RUNS)
                 runs = HANDOVER_RUNS;
         for (int i = 0; i < runs && row->handover_ok; i++) {
@@ -754,6 +755,7 @@ static void measure_handover(struct row *row, int runs) {
                 r = xdev_follow_update(&ctx, &self, res);
                 v[i] = now_ns() - t0;
                 xdev_fd_bin_empty(&res->bin); /* as the daemon, apart */
+                xdev_sweep_finish(&ctx, res->waits);
                 /* not timed, as the daemon runs it when idle */
                 if (r == 0 && res->enumerate && xdev_follow_enumerate(&ctx, &self) < 0)
                         r = -EIO;

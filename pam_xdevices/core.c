@@ -39,6 +39,9 @@ struct txn {
         struct xdev_linger_counts swept; /* the sweeps of this transaction */
         struct xdev_step_times times;    /* where the time went, by phase */
         struct xdev_fd_bin bin;          /* closed at the end, once the lock is free */
+        struct xdev_linger_wait *waits;  /* sweeps in their grace period: recorded in
+                                          * the state, then finished after the lock */
+        bool hand_back;                  /* the caller finishes them (xdevicesd) */
 };
 
 /* Adds the time since the last mark to PHASE and moves the mark. */
@@ -99,12 +102,147 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
         return 0;
 }
 
-static void txn_end(struct txn *t) {
+/* A sweep still running past this long after its grace period ended is
+ * taken for stuck: its SIGKILL waits and later passes take 3 s at most. */
+#define SWEEP_STUCK_MS 5000
+
+static int self_rec(uid_t uid, uint64_t until, struct xdev_sweep_rec *ret) {
+        struct xdev_proc_stat st;
+        int r = xdev_proc_stat(getpid(), &st);
+
+        if (r < 0)
+                return r;
+        *ret = (struct xdev_sweep_rec) {
+                .uid = uid, .pid = getpid(), .start = st.start, .until = until
+        };
+        return 0;
+}
+
+/* Writes into the state that this process sweeps each uid of T->waits
+ * until their grace periods end, so that a new session of that uid waits
+ * and a crash is finished by the next transaction. */
+static int record_sweeps(struct xdev_ctx *ctx, struct txn *t) {
+        int r = 0;
+
+        for (struct xdev_linger_wait *w = t->waits; w && r == 0; w = w->next) {
+                struct xdev_sweep_rec rec;
+                r = self_rec(w->uid, w->until, &rec);
+                if (r == 0)
+                        r = xdev_state_set_sweep(&t->state, &rec);
+        }
+        if (r == 0)
+                r = xdev_store_save(&t->store, &t->state);
+        if (r < 0)
+                xdev_log(&ctx->log, LOG_WARNING,
+                         "cannot record the sweep in its grace period (%s); waiting for it here",
+                         strerror(-r));
+        return r;
+}
+
+static void txn_end(struct xdev_ctx *ctx, struct txn *t) {
+        struct xdev_linger_wait *waits = t->waits;
+
+        if (waits && record_sweeps(ctx, t) < 0) {
+                xdev_linger_finish(waits, NULL); /* under the lock, as before */
+                waits = NULL;
+        }
+        t->waits = NULL;
         xdev_dircache_done(&t->dirs);
         xdev_linger_set_free(&t->linger);
         xdev_state_free(&t->state);
         xdev_store_close(&t->store);
         xdev_fd_bin_empty(&t->bin);
+        if (waits && !t->hand_back)
+                xdev_sweep_finish(ctx, waits);
+}
+
+void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
+        struct xdev_linger_counts c = { 0 };
+        uid_t uids[XDEV_SWEEPS_MAX];
+        struct xdev_sweep_rec me;
+        size_t n = 0;
+        struct txn t;
+        bool changed = false;
+
+        if (!waits)
+                return;
+        for (struct xdev_linger_wait *w = waits; w && n < XDEV_SWEEPS_MAX; w = w->next)
+                uids[n++] = w->uid;
+        xdev_linger_finish(waits, &c);
+        if (c.terminated > 0)
+                xdev_log(&ctx->log, LOG_NOTICE,
+                         "lingering holders: %u terminated by the end of the grace period",
+                         c.terminated);
+        if (self_rec(0, 0, &me) < 0 || txn_begin(ctx, &t) < 0)
+                return; /* the record stays: the next transaction finds its sweeper gone */
+        for (size_t i = 0; i < n; i++) {
+                ssize_t k = xdev_state_find_sweep(&t.state, uids[i]);
+                /* not one another front-end took over meanwhile */
+                if (k >= 0 && t.state.sweeps[k].pid == me.pid &&
+                    t.state.sweeps[k].start == me.start) {
+                        xdev_state_remove_sweep(&t.state, (size_t) k);
+                        changed = true;
+                }
+        }
+        if (changed && xdev_store_save(&t.store, &t.state) < 0)
+                xdev_log(&ctx->log, LOG_WARNING,
+                         "cannot save state after a sweep; the next transaction ends it");
+        txn_end(ctx, &t);
+}
+
+/* The sweeper of REC is still at it: alive, and not long past its end. */
+static bool sweep_running(const struct xdev_sweep_rec *rec) {
+        return xdev_pid_is_alive(rec->pid, rec->start) &&
+                (uint64_t) xdev_now_ms() < rec->until + SWEEP_STUCK_MS;
+}
+
+/* Sweeps whose sweeper died (a login killed in its grace period) or is
+ * stuck: this transaction takes them over, with the deadline they had. A
+ * uid that has a session again is not swept. Returns the number of records
+ * taken off (the caller saves). */
+static int adopt_sweeps(struct xdev_ctx *ctx, struct txn *t) {
+        int adopted = 0;
+
+        for (size_t i = t->state.n_sweeps; i-- > 0;) {
+                struct xdev_sweep_rec rec = t->state.sweeps[i];
+                struct xdev_linger_target *targets = NULL;
+                struct xdev_linger_wait *w = NULL;
+                struct xdev_linger_counts c;
+                size_t n = 0;
+
+                if (sweep_running(&rec))
+                        continue;
+                xdev_state_remove_sweep(&t->state, i);
+                adopted++;
+                if (xdev_state_uid_has_session(&t->state, rec.uid)) {
+                        xdev_log(&ctx->log, LOG_NOTICE,
+                                 "uid %u has a session again; the sweep left by pid %d is dropped",
+                                 (unsigned) rec.uid, (int) rec.pid);
+                        continue;
+                }
+                xdev_log(&ctx->log, LOG_NOTICE,
+                         "pid %d did not finish the sweep of uid %u's processes; finishing it",
+                         (int) rec.pid, (unsigned) rec.uid);
+                if (xdev_linger_targets_all(&t->state, &ctx->config, &ctx->log, &targets, &n) < 0)
+                        continue;
+                struct xdev_linger_opts opts = {
+                        .policy = ctx->config.lingering,
+                        .grace_ms = ctx->config.linger_grace_ms,
+                        .has_keep = t->state.has_holder,
+                        .keep_uid = t->state.holder,
+                        .has_only = true,
+                        .only_uid = rec.uid,
+                        .bin = &t->bin,
+                        .until_ms = rec.until > 0 ? rec.until : 1,
+                };
+                (void) xdev_linger_sweep_start(targets, n, &opts, &ctx->log, &c, &w);
+                free(targets);
+                if (w) {
+                        w->next = t->waits;
+                        t->waits = w;
+                }
+        }
+        return adopted;
 }
 
 static int reap(struct xdev_ctx *ctx, struct txn *t) {
@@ -342,7 +480,7 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
         phase_end(t, &t->times.release);
         if (r >= 0) {
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
-                                         &t->bin);
+                                         &t->bin, &t->waits);
                 phase_end(t, &t->times.sweep);
                 (void) xdev_linger_note(&t->linger, &t->state);
                 t->loaded_has_holder = false;
@@ -390,7 +528,7 @@ static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
         phase_end(t, &t->times.grant);
         if (r >= 0) { /* grants removed first, then lingering fds revoked */
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
-                                         &t->bin);
+                                         &t->bin, &t->waits);
                 phase_end(t, &t->times.sweep);
         }
         if (r >= 0 && released && t->defer_enumerate)
@@ -453,10 +591,26 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 return -EINVAL;
         if (!ctx->config_ok)
                 return -EINVAL;
-        r = txn_begin(ctx, &t);
-        if (r < 0)
-                return r;
+        /* The user's processes are being ended after her last logout:
+         * her new session would be ended with them. It waits (§3.5). */
+        for (bool said = false;; said = true) {
+                ssize_t k;
+                r = txn_begin(ctx, &t);
+                if (r < 0)
+                        return r;
+                k = xdev_state_find_sweep(&t.state, login->uid);
+                if (k < 0 || !sweep_running(&t.state.sweeps[k]))
+                        break;
+                if (!said)
+                        xdev_log(
+                                &ctx->log, LOG_INFO,
+                                "the processes of \"%s\" are being ended after a logout (by pid %d); the new session waits",
+                                login->user, (int) t.state.sweeps[k].pid);
+                txn_end(ctx, &t);
+                (void) usleep(50 * 1000);
+        }
         (void) reap(ctx, &t);
+        (void) adopt_sweeps(ctx, &t);
         if (xdev_state_find_session(&t.state, login->pid, login->start) >= 0) {
                 r = t.state.has_holder && t.state.holder == login->uid;
                 goto out;
@@ -500,7 +654,8 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 goto out;
         }
         xdev_fault_point("open-after-commit");
-        (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL, &t.bin);
+        (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL, &t.bin,
+                                 &t.waits);
         r = t.state.has_holder && t.state.holder == login->uid;
         goto out;
 
@@ -509,7 +664,7 @@ rollback_nosave:
          * is the undo (a release of the old holder above stands). */
         xdev_log(&ctx->log, LOG_ERR, "cannot prepare grants (%s); granting nothing", strerror(-r));
 out:
-        txn_end(&t);
+        txn_end(ctx, &t);
         return r;
 }
 
@@ -557,6 +712,7 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
         /* util-linux login closes after its child left the VT: by then its
          * own session may be reaped here, which is its close as well */
         reaped = reap(ctx, &t);
+        (void) adopt_sweeps(ctx, &t);
         idx = xdev_state_find_session(&t.state, pid, start);
         if (idx < 0 && reaped == 0) {
                 r = -ENOENT;
@@ -575,7 +731,7 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
         if (vt > 0)
                 vt_reset(ctx, &t, vt);
 out:
-        txn_end(&t);
+        txn_end(ctx, &t);
         return r;
 }
 
@@ -593,6 +749,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         if (r < 0)
                 return r;
         reaped = reap(ctx, &t);
+        (void) adopt_sweeps(ctx, &t);
         xdev_state_elect(&t.state, t.active_vt);
         if (reaped > 0 || holder_changed(&t) || t.loaded_has_holder != t.state.has_holder) {
                 r = release_old_holder(ctx, &t);
@@ -619,14 +776,14 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
                            path);
         r = commit(ctx, &t, false, false);
         if (r >= 0)
-                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL,
-                                         &t.bin);
+                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL, &t.bin,
+                                         &t.waits);
         if (r == 0)
                 r = t.state.has_holder && xdev_state_find_node(&t.state, path) >= 0 ? 1 : 0;
         else if (r > 0)
                 r = -EIO;
 out:
-        txn_end(&t);
+        txn_end(ctx, &t);
         return r;
 }
 
@@ -652,7 +809,7 @@ int xdev_device_forget(struct xdev_ctx *ctx, const char *path) {
         r = commit(ctx, &t, false, false);
         r = r < 0 ? r : 1;
 out:
-        txn_end(&t);
+        txn_end(ctx, &t);
         return r;
 }
 
@@ -664,12 +821,13 @@ int xdev_gc(struct xdev_ctx *ctx) {
         if (r < 0)
                 return r;
         reaped = reap(ctx, &t);
+        (void) adopt_sweeps(ctx, &t);
         xdev_state_elect(&t.state, t.active_vt);
         if (!ctx->config_ok && holder_changed(&t))
                 t.state.has_holder = false;
         r = settle(ctx, &t, true);
         r = r < 0 ? r : reaped;
-        txn_end(&t);
+        txn_end(ctx, &t);
         return r;
 }
 
@@ -691,11 +849,15 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
         bool changed;
         int r, reaped;
 
+        if (ret) {
+                ret->bin.n = 0;
+                ret->waits = NULL;
+        }
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
         reaped = reap(ctx, &t);
-        changed = reaped > 0;
+        changed = reaped > 0 || adopt_sweeps(ctx, &t) > 0;
         if (self &&
             (!t.state.follow || t.state.follow_pid != self->pid ||
              t.state.follow_start != self->start)) {
@@ -736,13 +898,16 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 /* the caller closes the copies of revoked fds, after the step */
                 ret->bin = t.bin;
                 t.bin.n = 0;
+                /* ... and finishes the sweeps in their grace period */
+                ret->waits = t.waits;
+                t.hand_back = true;
                 for (size_t i = 0; i < t.state.n_sessions && i < XDEV_SESSIONS_MAX; i++) {
                         ret->leaders[i].pid = t.state.sessions[i].pid;
                         ret->leaders[i].start = t.state.sessions[i].start;
                         ret->n_leaders++;
                 }
         }
-        txn_end(&t);
+        txn_end(ctx, &t);
         return r;
 }
 
@@ -789,7 +954,7 @@ int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *s
         }
 out:
         watch_drain(self->state_watch_fd);
-        txn_end(&t);
+        txn_end(ctx, &t);
         return r;
 }
 
@@ -818,11 +983,11 @@ int xdev_reset(struct xdev_ctx *ctx, bool force) {
         plan_ledger(ctx, &t);
         r = commit(ctx, &t, true, false);
         if (r >= 0)
-                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL,
-                                         &t.bin);
+                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL, &t.bin,
+                                         NULL);
         if (r == 0 && t.state.n_nodes > 0)
                 r = -EIO;
-        txn_end(&t);
+        txn_end(ctx, &t);
         return r < 0 ? r : 0;
 }
 
@@ -898,7 +1063,7 @@ int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
                 t.state.follow && xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start);
         ret->leader_alive = calloc(t.state.n_sessions + 1, sizeof *ret->leader_alive);
         if (!ret->leader_alive) {
-                txn_end(&t);
+                txn_end(ctx, &t);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < t.state.n_sessions; i++)
@@ -907,7 +1072,7 @@ int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
                                             t.state.sessions[i].vt);
         ret->state = t.state; /* taken over: txn_end must not free it */
         t.state = (struct xdev_state) { 0 };
-        txn_end(&t);
+        txn_end(ctx, &t);
         /* After the state lock is released: the scan takes it again. */
         opts.report = &ret->lingering;
         r = linger_locked(ctx, &opts, &c);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the front-ends call: open/close a session, apply/forget a hotplugged
- * node, reap, reset, report. Every call takes the state lock for its whole
- * duration. Results are 0/positive or -errno; messages go to ctx->log. */
+ * node, reap, reset, report. Every call holds the state lock for its whole
+ * duration, except the grace period of a logout's sweep, which it waits out
+ * after letting the lock go (doc/DESIGN.md §3.5). Results are 0/positive or
+ * -errno; messages go to ctx->log. */
 #pragma once
 
 #include <stdbool.h>
@@ -79,8 +81,9 @@ struct xdev_follow_result {
         bool changed;   /* the state was saved and nodes changed */
         bool enumerate; /* a handover: call xdev_follow_enumerate() when idle */
         struct xdev_step_times times;
-        struct xdev_fd_bin bin; /* copies of revoked fds, for the caller to close */
-        size_t n_leaders;       /* the leaders of the live sessions, to watch */
+        struct xdev_fd_bin bin;         /* copies of revoked fds, for the caller to close */
+        struct xdev_linger_wait *waits; /* sweeps for the caller to finish */
+        size_t n_leaders;               /* the leaders of the live sessions, to watch */
         struct {
                 pid_t pid;
                 uint64_t start;
@@ -93,10 +96,17 @@ struct xdev_follow_result {
  * VT in front and hands over in order (old grants off, its fds revoked, new
  * grants on). Saves nothing when nothing changed, so its own writes do not
  * wake it again. Fills *RET when not NULL; the caller then closes the fds
- * in RET->bin (xdev_fd_bin_empty), which may take an RCU grace period each.
- * Returns 0 or -errno. */
+ * in RET->bin (xdev_fd_bin_empty), which may take an RCU grace period each,
+ * and finishes RET->waits (xdev_sweep_finish), which may take the grace
+ * period of lingering = kill. Returns 0 or -errno. */
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                        struct xdev_follow_result *ret);
+
+/* Waits out the grace periods of WAITS (a logout's sweep, which the
+ * transaction that started it recorded in the state), SIGKILLs the
+ * processes still there, then removes the records. Takes no lock while it
+ * waits. Frees WAITS. */
+void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits);
 
 /* After a handover (RET->enumerate), when the daemon is idle: adds to the
  * ledger, for the holder, the shared devices it lacked (plugged in with no

@@ -84,7 +84,7 @@ struct victim {
         char node[64];
 };
 
-struct sweep {
+struct xdev_linger_sweep {
         const struct xdev_linger_target *targets;
         size_t n_targets;
         const struct xdev_linger_opts *opts;
@@ -93,6 +93,12 @@ struct sweep {
         struct victim victims[XDEV_LINGER_GRACEFUL_MAX];
         size_t n_victims;
         unsigned pass;
+        uint64_t deadline; /* SIGKILL to the victims still there */
+        unsigned grace_ms; /* for messages */
+        /* a sweep left to finish after the lock: its own copies */
+        struct xdev_linger_opts own_opts;
+        struct xdev_linger_counts own_counts;
+        struct xdev_linger_target *own_targets;
 };
 
 static int read_small(int dirfd, const char *path, char *buf, size_t size) {
@@ -154,7 +160,7 @@ static void proc_comm(int procfd, pid_t pid, char *buf, size_t size) {
         }
 }
 
-static ssize_t target_match(const struct sweep *s, const struct stat *st) {
+static ssize_t target_match(const struct xdev_linger_sweep *s, const struct stat *st) {
         if (!S_ISCHR(st->st_mode))
                 return -1;
         for (size_t i = 0; i < s->n_targets; i++)
@@ -168,7 +174,8 @@ static ssize_t target_match(const struct sweep *s, const struct stat *st) {
  * lists them ("%5u: event2", or the whole path on newer kernels) while its
  * lock is free; a target's name there is taken as the target. Returns the
  * target index or -1. */
-static ssize_t uring_match(const struct sweep *s, int procfd, pid_t pid, const char *fdname) {
+static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, pid_t pid,
+                           const char *fdname) {
         char path[96], buf[8192], *p;
 
         (void) snprintf(path, sizeof path, "%d/fdinfo/%s", (int) pid, fdname);
@@ -204,8 +211,8 @@ static ssize_t uring_match(const struct sweep *s, int procfd, pid_t pid, const c
 /* Appends to FDS/TGT (up to FDS_PER_PROC_MAX) the fds listed in the /proc
  * directory PATH whose open file is one of the targets; notes in P an
  * io_uring holding a target. */
-static int fd_dir_scan(const struct sweep *s, int procfd, const char *path, struct proc *p,
-                       int *fds, size_t *tgt, size_t *n) {
+static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char *path,
+                       struct proc *p, int *fds, size_t *tgt, size_t *n) {
         struct dirent *de;
         DIR *d;
         int fd;
@@ -264,7 +271,7 @@ static bool proc_has_fd(const struct proc *p, int fd, size_t tgt) {
  * PID/fd shows the leader's fd table only: a thread that unshared its own
  * (unshare(CLONE_FILES)) is found through PID/task, and noted in
  * P->hidden_tid since pidfd_getfd cannot reach its fds. */
-static int proc_scan_fds(const struct sweep *s, int procfd, struct proc *p) {
+static int proc_scan_fds(const struct xdev_linger_sweep *s, int procfd, struct proc *p) {
         char path[64];
         struct dirent *de;
         DIR *d;
@@ -310,7 +317,7 @@ static int proc_scan_fds(const struct sweep *s, int procfd, struct proc *p) {
         return 0;
 }
 
-static bool proc_is_exempt(const struct sweep *s, const struct proc *p) {
+static bool proc_is_exempt(const struct xdev_linger_sweep *s, const struct proc *p) {
         const struct xdev_linger_opts *o = s->opts;
         if (o->has_only) /* a setuid-root program of the user's is not exempt */
                 return o->only_uid == 0 || !proc_has_uid(p, o->only_uid) ||
@@ -323,8 +330,8 @@ static bool proc_is_exempt(const struct sweep *s, const struct proc *p) {
 }
 
 /* SIGTERM now, SIGKILL after the grace period (sweep_wait). Takes PIDFD. */
-static void victim_add(struct sweep *s, int pidfd, const struct proc *p, const char *node,
-                       const char *why) {
+static void victim_add(struct xdev_linger_sweep *s, int pidfd, const struct proc *p,
+                       const char *node, const char *why) {
         bool graceful = s->n_victims < XDEV_LINGER_GRACEFUL_MAX && s->pass == 0;
         int sig = graceful ? SIGTERM : SIGKILL;
 
@@ -359,10 +366,8 @@ static bool victim_exited(const struct victim *v) {
 
 /* Waits for the victims until the grace period is over, then SIGKILLs the
  * rest and waits a little more. */
-static void sweep_wait(struct sweep *s) {
-        unsigned grace = s->opts->grace_ms > XDEV_LINGER_GRACE_MAX_MS ? XDEV_LINGER_GRACE_MAX_MS
-                                                                      : s->opts->grace_ms;
-        uint64_t deadline = now_ms() + grace;
+static void sweep_wait(struct xdev_linger_sweep *s) {
+        uint64_t deadline = s->deadline;
         bool killed = false;
 
         for (;;) {
@@ -393,7 +398,8 @@ static void sweep_wait(struct sweep *s) {
                                         xdev_log(
                                                 s->log, LOG_WARNING,
                                                 "pid %d (\"%s\") did not exit within %u ms: sent SIGKILL",
-                                                (int) s->victims[i].pid, s->victims[i].comm, grace);
+                                                (int) s->victims[i].pid, s->victims[i].comm,
+                                                s->grace_ms);
                                         (void) pidfd_signal(s->victims[i].pidfd, SIGKILL);
                                 }
                         killed = true;
@@ -452,8 +458,8 @@ static enum xdev_linger policy_of(const struct xdev_linger_opts *o) {
 /* What no fd copy can reach: more fds than one scan lists, an io_uring
  * registered file, a thread's own fd table. Returns why the process must
  * go (and *RET_NODE), or NULL; under "warn" it only logs. */
-static const char *proc_unreachable(struct sweep *s, const struct proc *p, enum xdev_linger policy,
-                                    const char **ret_node) {
+static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct proc *p,
+                                    enum xdev_linger policy, const char **ret_node) {
         const char *why = NULL;
 
         /* Separate opens are separate files, each to revoke: past the
@@ -491,9 +497,12 @@ static const char *proc_unreachable(struct sweep *s, const struct proc *p, enum 
 }
 
 /* "revoke" on fd I of P: EVIOCREVOKE an input fd, drop DRM master of a
- * primary node's fd, through a copy taken with PIDFD. Returns why the
- * process must go, or NULL. */
-static const char *fd_act(struct sweep *s, int pidfd, const struct proc *p, size_t i) {
+ * primary node's fd, through a copy taken with PIDFD. ENDING: P is to be
+ * terminated anyway (kill, kill-user), and is cut off first so that it
+ * reads nothing during its grace period. Returns why the process must go,
+ * or NULL. */
+static const char *fd_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *p, size_t i,
+                          bool ending) {
         const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
         bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
         const char *why = NULL;
@@ -501,7 +510,7 @@ static const char *fd_act(struct sweep *s, int pidfd, const struct proc *p, size
         int copy, r;
 
         if (t->class != XDEV_CLASS_INPUT && !primary) {
-                if (s->pass == 0)
+                if (s->pass == 0 && !ending)
                         xdev_log(
                                 s->log, LOG_NOTICE,
                                 "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); not revocable, leaving it",
@@ -572,7 +581,7 @@ void xdev_fd_bin_empty(struct xdev_fd_bin *bin) {
 
 /* Applies the policy to one holder. PIDFD is this process, checked alive
  * after its fds were scanned; it is taken. */
-static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
+static void proc_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *p) {
         enum xdev_linger policy = policy_of(s->opts);
         const char *kill_node = NULL, *kill_why = proc_unreachable(s, p, policy, &kill_node);
 
@@ -588,11 +597,14 @@ static void proc_act(struct sweep *s, int pidfd, const struct proc *p) {
                         continue;
                 }
                 if (policy == XDEV_LINGER_KILL) {
+                        /* cut off first: the next holder may be granted
+                         * before its grace period ends (§3.5) */
+                        (void) fd_act(s, pidfd, p, i, true);
                         kill_node = t->path;
                         kill_why = "lingering = kill";
-                        break;
+                        continue;
                 }
-                why = fd_act(s, pidfd, p, i);
+                why = fd_act(s, pidfd, p, i, false);
                 if (why) {
                         kill_node = t->path;
                         kill_why = why;
@@ -626,8 +638,8 @@ void xdev_linger_report_free(struct xdev_linger_report *r) {
         *r = (struct xdev_linger_report) { 0 };
 }
 
-static void report_add(struct sweep *s, const struct proc *p, const char *path, int fd, pid_t tid,
-                       bool revoked, bool uring) {
+static void report_add(struct xdev_linger_sweep *s, const struct proc *p, const char *path, int fd,
+                       pid_t tid, bool revoked, bool uring) {
         struct xdev_linger_report *r = s->opts->report;
         struct xdev_linger_entry *e;
 
@@ -650,7 +662,7 @@ static void report_add(struct sweep *s, const struct proc *p, const char *path, 
         (void) snprintf(e->path, sizeof e->path, "%s", path);
 }
 
-static void proc_report(struct sweep *s, int pidfd, const struct proc *p) {
+static void proc_report(struct xdev_linger_sweep *s, int pidfd, const struct proc *p) {
         for (size_t i = 0; i < p->n_fds; i++) {
                 const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
                 bool revoked = t->class == XDEV_CLASS_INPUT && fd_is_revoked(pidfd, p->fds[i]);
@@ -719,7 +731,7 @@ static bool uses_kernel_table(pid_t pid) {
 }
 
 /* One pass over /proc. Returns the number of holders acted on or -errno. */
-static int sweep_pass(struct sweep *s) {
+static int sweep_pass(struct xdev_linger_sweep *s) {
         bool end_user = s->opts->policy == XDEV_LINGER_KILL_USER && s->opts->has_only &&
                 !s->opts->in_session && !s->opts->report_only;
         struct dirent *de;
@@ -767,6 +779,11 @@ static int sweep_pass(struct sweep *s) {
                         if (s->pass == 0)
                                 s->counts->holders++;
                         n++;
+                        /* what it holds is cut off before the signal: the
+                         * grace period is not a time to read keys in */
+                        if (proc_scan_fds(s, procfd, &p) == 0)
+                                for (size_t i = 0; i < p.n_fds; i++)
+                                        (void) fd_act(s, pidfd, &p, i, true);
                         victim_add(s, pidfd, &p, s->targets[0].path,
                                    "lingering = kill-user, the user logged out");
                         continue;
@@ -801,13 +818,83 @@ static int sweep_pass(struct sweep *s) {
         return n;
 }
 
-int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
-                      const struct xdev_linger_opts *opts, const struct xdev_log *log,
-                      struct xdev_linger_counts *ret) {
-        struct xdev_linger_counts counts = { 0 };
-        struct sweep *s;
+static void counts_add(struct xdev_linger_counts *to, const struct xdev_linger_counts *c) {
+        to->holders += c->holders;
+        to->revoked += c->revoked;
+        to->demoted += c->demoted;
+        to->terminated += c->terminated;
+        to->left += c->left;
+        to->failed += c->failed;
+        to->examined += c->examined;
+}
+
+/* The passes after the first: terminated holders may have forked
+ * meanwhile, while the last pass ended any (the count of terminated went
+ * past BEFORE). Returns 0 or -errno. */
+static int sweep_rest(struct xdev_linger_sweep *s, unsigned before) {
         int r = 0;
 
+        sweep_wait(s);
+        for (s->pass = 1; s->pass < PASSES_MAX; s->pass++) {
+                if (s->opts->report_only || s->opts->policy == XDEV_LINGER_WARN ||
+                    s->counts->terminated == before)
+                        break;
+                before = s->counts->terminated;
+                r = sweep_pass(s);
+                if (r < 0)
+                        break;
+                sweep_wait(s);
+        }
+        return r < 0 ? r : 0;
+}
+
+static void sweep_free(struct xdev_linger_sweep *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n_victims; i++)
+                if (s->victims[i].pidfd >= 0)
+                        (void) close(s->victims[i].pidfd);
+        free(s->own_targets);
+        free(s);
+}
+
+/* Makes S (whose first pass is done) independent of the caller's memory,
+ * for xdev_linger_finish after the lock is let go. */
+static struct xdev_linger_wait *sweep_detach(struct xdev_linger_sweep *s, uid_t uid) {
+        struct xdev_linger_wait *w = calloc(1, sizeof *w);
+        struct xdev_linger_target *t = malloc(s->n_targets * sizeof *t);
+
+        if (!w || !t) {
+                free(w);
+                free(t);
+                return NULL;
+        }
+        memcpy(t, s->targets, s->n_targets * sizeof *t);
+        s->own_targets = t;
+        s->targets = t;
+        s->own_opts = *s->opts;
+        s->own_opts.bin = NULL; /* the transaction's bin is gone by then */
+        s->own_opts.report = NULL;
+        s->opts = &s->own_opts;
+        s->own_counts = (struct xdev_linger_counts) { 0 };
+        s->counts = &s->own_counts;
+        w->uid = uid;
+        w->until = s->deadline;
+        w->sweep = s;
+        return w;
+}
+
+int xdev_linger_sweep_start(const struct xdev_linger_target *targets, size_t n,
+                            const struct xdev_linger_opts *opts, const struct xdev_log *log,
+                            struct xdev_linger_counts *ret, struct xdev_linger_wait **ret_wait) {
+        struct xdev_linger_counts counts = { 0 };
+        unsigned grace = opts->grace_ms > XDEV_LINGER_GRACE_MAX_MS ? XDEV_LINGER_GRACE_MAX_MS
+                                                                   : opts->grace_ms;
+        struct xdev_linger_sweep *s;
+        int r;
+
+        if (ret_wait)
+                *ret_wait = NULL;
         if (n == 0) {
                 *ret = counts;
                 return 0;
@@ -815,23 +902,49 @@ int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
         s = calloc(1, sizeof *s);
         if (!s)
                 return -ENOMEM;
-        *s = (struct sweep) {
-                .targets = targets, .n_targets = n, .opts = opts, .log = log, .counts = &counts
-        };
-        for (s->pass = 0; s->pass < PASSES_MAX; s->pass++) {
-                unsigned before = counts.terminated;
-                r = sweep_pass(s);
-                if (r < 0)
-                        break;
-                sweep_wait(s);
-                /* Terminated holders may have forked meanwhile: look again. */
-                if (opts->report_only || opts->policy == XDEV_LINGER_WARN ||
-                    counts.terminated == before)
-                        break;
+        *s = (struct xdev_linger_sweep) { .targets = targets,
+                                          .n_targets = n,
+                                          .opts = opts,
+                                          .log = log,
+                                          .counts = &counts,
+                                          .grace_ms = grace,
+                                          .deadline = opts->until_ms ? opts->until_ms
+                                                                     : now_ms() + grace };
+        r = sweep_pass(s);
+        /* Only at a logout: the user has no session, so nothing can make him
+         * the holder and give him new fds that a later pass would revoke. */
+        if (r >= 0 && s->n_victims > 0 && ret_wait && opts->has_only && !opts->in_session) {
+                struct xdev_linger_wait *w = sweep_detach(s, opts->only_uid);
+                if (w) {
+                        *ret_wait = w;
+                        *ret = counts;
+                        return 0;
+                }
         }
-        free(s);
+        if (r >= 0)
+                r = sweep_rest(s, 0);
+        sweep_free(s);
         *ret = counts;
-        return r < 0 ? r : 0;
+        return r;
+}
+
+void xdev_linger_finish(struct xdev_linger_wait *w, struct xdev_linger_counts *ret) {
+        while (w) {
+                struct xdev_linger_wait *next = w->next;
+                struct xdev_linger_sweep *s = w->sweep;
+                (void) sweep_rest(s, 0);
+                if (ret)
+                        counts_add(ret, s->counts);
+                sweep_free(s);
+                free(w);
+                w = next;
+        }
+}
+
+int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
+                      const struct xdev_linger_opts *opts, const struct xdev_log *log,
+                      struct xdev_linger_counts *ret) {
+        return xdev_linger_sweep_start(targets, n, opts, log, ret, NULL);
 }
 
 void xdev_linger_set_free(struct xdev_linger_set *set) {
@@ -866,19 +979,10 @@ int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state
         return 0;
 }
 
-static void counts_add(struct xdev_linger_counts *to, const struct xdev_linger_counts *c) {
-        to->holders += c->holders;
-        to->revoked += c->revoked;
-        to->demoted += c->demoted;
-        to->terminated += c->terminated;
-        to->left += c->left;
-        to->failed += c->failed;
-        to->examined += c->examined;
-}
-
 int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state,
                       const struct xdev_config *config, const struct xdev_log *log,
-                      struct xdev_linger_counts *ret, struct xdev_fd_bin *bin) {
+                      struct xdev_linger_counts *ret, struct xdev_fd_bin *bin,
+                      struct xdev_linger_wait **waits) {
         struct xdev_linger_counts total = { 0 };
         size_t n = 0;
         int r = 0;
@@ -917,8 +1021,13 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                                 set->items[m] = tmp;
                                 set->grantee[m++] = uid;
                         }
-                r = xdev_linger_sweep(set->items, m, &opts, log, &c);
+                struct xdev_linger_wait *w = NULL;
+                r = xdev_linger_sweep_start(set->items, m, &opts, log, &c, waits ? &w : NULL);
                 counts_add(&total, &c);
+                if (w) { /* its grace period is waited out after the lock */
+                        w->next = *waits;
+                        *waits = w;
+                }
                 for (size_t i = m; i < n; i++) {
                         set->items[rest] = set->items[i];
                         set->grantee[rest++] = set->grantee[i];

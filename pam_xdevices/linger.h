@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -71,6 +72,9 @@ struct xdev_linger_opts {
                                  * not a logout): revoke input, drop DRM master,
                                  * but leave the rest of its X server alone */
         struct xdev_fd_bin *bin; /* NULL: each copy is closed at once */
+        uint64_t until_ms;       /* 0: the grace period starts now; else when
+                                  * it ends (CLOCK_MONOTONIC ms), for a sweep
+                                  * taken over from one who died */
 };
 
 struct xdev_linger_counts {
@@ -94,6 +98,29 @@ int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
                       const struct xdev_linger_opts *opts, const struct xdev_log *log,
                       struct xdev_linger_counts *ret);
 
+/* The half of a sweep that waits: holders of ONLY_UID sent SIGTERM (and
+ * already cut off), to SIGKILL when their grace period ends, and the
+ * passes after for what they forked. It needs no lock: the next holder can
+ * be granted meanwhile (doc/DESIGN.md §3.5). A list, one per uid. */
+struct xdev_linger_sweep;
+struct xdev_linger_wait {
+        struct xdev_linger_wait *next;
+        uid_t uid;      /* whose processes */
+        uint64_t until; /* CLOCK_MONOTONIC ms: the end of the grace period */
+        struct xdev_linger_sweep *sweep;
+};
+
+/* xdev_linger_sweep's first pass. With RET_WAIT not NULL, OPTS->has_only
+ * and not OPTS->in_session (a logout), a grace period to wait is not waited: the rest of the sweep comes back
+ * in *RET_WAIT (NULL when there is none), for xdev_linger_finish(). */
+int xdev_linger_sweep_start(const struct xdev_linger_target *targets, size_t n,
+                            const struct xdev_linger_opts *opts, const struct xdev_log *log,
+                            struct xdev_linger_counts *ret, struct xdev_linger_wait **ret_wait);
+/* Waits out each grace period of the list W, SIGKILLs the holders still
+ * there and runs the later passes; adds the counts to *RET (may be NULL)
+ * and frees W. */
+void xdev_linger_finish(struct xdev_linger_wait *w, struct xdev_linger_counts *ret);
+
 /* True when a sweep may pass over kernel threads without reading their
  * status: /proc is that of our pid namespace, pid 2 is kthreadd and its fd
  * table, which every kernel thread shares, is empty (not so in a pid
@@ -114,10 +141,12 @@ int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state
  * the policy of CONFIG, acting only on processes of each uid that lost a
  * grant (never the holder of STATE). Frees SET. Adds to *RET, when not
  * NULL, the counts of every sweep made; leaves copies of revoked fds in
- * BIN when not NULL. */
+ * BIN when not NULL. With WAITS not NULL, grace periods are not waited for:
+ * what is left of each sweep is added to the list *WAITS. */
 int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state,
                       const struct xdev_config *config, const struct xdev_log *log,
-                      struct xdev_linger_counts *ret, struct xdev_fd_bin *bin);
+                      struct xdev_linger_counts *ret, struct xdev_fd_bin *bin,
+                      struct xdev_linger_wait **waits);
 void xdev_linger_set_free(struct xdev_linger_set *set);
 
 /* Every recorded or enumerable shared node, for status and revoke. */

@@ -76,6 +76,32 @@ bool xdev_state_uid_has_session(const struct xdev_state *state, uid_t uid) {
         return false;
 }
 
+ssize_t xdev_state_find_sweep(const struct xdev_state *state, uid_t uid) {
+        for (size_t i = 0; i < state->n_sweeps; i++)
+                if (state->sweeps[i].uid == uid)
+                        return (ssize_t) i;
+        return -1;
+}
+
+int xdev_state_set_sweep(struct xdev_state *state, const struct xdev_sweep_rec *rec) {
+        ssize_t i = xdev_state_find_sweep(state, rec->uid);
+
+        if (i >= 0) {
+                state->sweeps[i] = *rec;
+                return 0;
+        }
+        if (state->n_sweeps >= XDEV_SWEEPS_MAX)
+                return -E2BIG;
+        state->sweeps[state->n_sweeps++] = *rec;
+        return 0;
+}
+
+void xdev_state_remove_sweep(struct xdev_state *state, size_t index) {
+        if (index >= state->n_sweeps)
+                return;
+        state->sweeps[index] = state->sweeps[--state->n_sweeps];
+}
+
 static size_t path_hash(const char *p) {
         uint64_t h = 1469598103934665603ULL; /* FNV-1a */
         for (; *p; p++)
@@ -291,6 +317,24 @@ static int parse_follow(char *line, struct xdev_state *state) {
         return line ? -EINVAL : 0;
 }
 
+static int parse_sweep(char *line, struct xdev_sweep_rec *w) {
+        uint64_t v;
+
+        if (parse_u64(take(&line, "uid"), UINT32_MAX - 1, &v) < 0)
+                return -EINVAL;
+        w->uid = (uid_t) v;
+        if (parse_u64(take(&line, "pid"), INT32_MAX, &v) < 0 || v < 1)
+                return -EINVAL;
+        w->pid = (pid_t) v;
+        if (parse_u64(take(&line, "start"), UINT64_MAX, &v) < 0)
+                return -EINVAL;
+        w->start = v;
+        if (parse_u64(take(&line, "until"), UINT64_MAX, &v) < 0)
+                return -EINVAL;
+        w->until = v;
+        return line ? -EINVAL : 0;
+}
+
 static int parse_node(char *line, struct xdev_node *n) {
         uint64_t v;
         const char *t;
@@ -404,6 +448,14 @@ int xdev_state_parse(struct xdev_state *state, const char *buf, size_t len, unsi
                 } else if (strncmp(line, "follow ", 7) == 0) {
                         if (lineno != 3 || !seen_holder || parse_follow(line + 7, &tmp) < 0)
                                 goto fail;
+                } else if (strncmp(line, "sweep ", 6) == 0) {
+                        struct xdev_sweep_rec w;
+                        /* after holder and follow, before sessions and nodes */
+                        if (!seen_holder || tmp.n_sessions > 0 || tmp.n_nodes > 0 ||
+                            parse_sweep(line + 6, &w) < 0 ||
+                            xdev_state_find_sweep(&tmp, w.uid) >= 0 ||
+                            xdev_state_set_sweep(&tmp, &w) < 0)
+                                goto fail;
                 } else if (strncmp(line, "session ", 8) == 0) {
                         struct xdev_session s;
                         if (!seen_holder || tmp.n_nodes > 0 || parse_session(line + 8, &s) < 0)
@@ -450,6 +502,11 @@ int xdev_state_format(const struct xdev_state *state, FILE *f) {
         if (state->follow)
                 fprintf(f, "follow pid=%d start=%llu\n", (int) state->follow_pid,
                         (unsigned long long) state->follow_start);
+        for (size_t i = 0; i < state->n_sweeps; i++)
+                fprintf(f, "sweep uid=%u pid=%d start=%llu until=%llu\n",
+                        (unsigned) state->sweeps[i].uid, (int) state->sweeps[i].pid,
+                        (unsigned long long) state->sweeps[i].start,
+                        (unsigned long long) state->sweeps[i].until);
         for (size_t i = 0; i < state->n_sessions; i++) {
                 const struct xdev_session *s = &state->sessions[i];
                 fprintf(f, "session uid=%u user=%s service=%s vt=%u pid=%d start=%llu since=%lld\n",

@@ -16,6 +16,7 @@
 #define XDEV_ACL_TEXT_MAX 2048
 #define XDEV_STATE_FILE_MAX (16 * 1024 * 1024)
 #define XDEV_STATE_LINE_MAX 4096
+#define XDEV_SWEEPS_MAX 32
 
 struct xdev_session {
         uid_t uid;
@@ -25,6 +26,18 @@ struct xdev_session {
         pid_t pid;      /* the session leader: the process that opened it */
         uint64_t start; /* its start time, so a reused pid is not taken for it */
         int64_t since;  /* wall clock, for status only */
+};
+
+/* A logout's sweep still in its grace period, outside the lock
+ * (doc/DESIGN.md §3.5): the sweeper (pid and start time) SIGKILLs the
+ * processes of UID still there at UNTIL (CLOCK_MONOTONIC ms). A new session
+ * of UID waits for it; a sweep whose sweeper died is finished by the next
+ * transaction. */
+struct xdev_sweep_rec {
+        uid_t uid;
+        pid_t pid;
+        uint64_t start;
+        uint64_t until;
 };
 
 /* One node we changed (or are about to). Identity (path, fs dev, inode,
@@ -56,6 +69,8 @@ struct xdev_state {
         bool follow;
         pid_t follow_pid; /* the daemon, for status only */
         uint64_t follow_start;
+        struct xdev_sweep_rec sweeps[XDEV_SWEEPS_MAX];
+        size_t n_sweeps;
         struct xdev_session *sessions;
         size_t n_sessions;
         struct xdev_node *nodes;
@@ -79,6 +94,13 @@ int xdev_state_add_session(struct xdev_state *state, const struct xdev_session *
 void xdev_state_remove_session(struct xdev_state *state, size_t index);
 ssize_t xdev_state_find_session(const struct xdev_state *state, pid_t pid, uint64_t start);
 bool xdev_state_uid_has_session(const struct xdev_state *state, uid_t uid);
+
+/* The pending sweep of UID, or -1. */
+ssize_t xdev_state_find_sweep(const struct xdev_state *state, uid_t uid);
+/* Records (or moves to REC's sweeper) the sweep of REC->uid; -E2BIG when
+ * XDEV_SWEEPS_MAX are pending. */
+int xdev_state_set_sweep(struct xdev_state *state, const struct xdev_sweep_rec *rec);
+void xdev_state_remove_sweep(struct xdev_state *state, size_t index);
 
 /* Adds a node record (takes copies of path and acl). */
 int xdev_state_add_node(struct xdev_state *state, const struct xdev_node *n);

@@ -161,6 +161,11 @@ static void json_bool(FILE *out, const char *key, bool v) {
         fprintf(out, ",\"%s\":%s", key, v ? "true" : "false");
 }
 
+/* Until the grace period of a logout's sweep ends; negative past it. */
+static long long sweep_ms_left(const struct xdev_sweep_rec *w) {
+        return (long long) w->until - (long long) xdev_now_ms();
+}
+
 static void status_json(FILE *out, const struct xdev_status *st) {
         const struct xdev_state *state = &st->state;
 
@@ -176,7 +181,12 @@ static void status_json(FILE *out, const struct xdev_status *st) {
         else
                 fprintf(out, ",\"daemon\":null");
         json_bool(out, "daemon_alive", st->daemon_alive);
-        fprintf(out, ",\"sessions\":[");
+        fprintf(out, ",\"sweeps\":[");
+        for (size_t i = 0; i < state->n_sweeps; i++)
+                fprintf(out, "%s{\"uid\":%u,\"sweeper\":%d,\"ms_left\":%lld}", i ? "," : "",
+                        (unsigned) state->sweeps[i].uid, (int) state->sweeps[i].pid,
+                        sweep_ms_left(&state->sweeps[i]));
+        fprintf(out, "],\"sessions\":[");
         for (size_t i = 0; i < state->n_sessions; i++) {
                 const struct xdev_session *s = &state->sessions[i];
                 fprintf(out, "%s{\"user\":", i ? "," : "");
@@ -243,6 +253,15 @@ static void status_text(FILE *out, const struct xdev_status *st) {
         else
                 fprintf(out, "follow: yes (xdevicesd pid %d%s)\n", (int) state->follow_pid,
                         st->daemon_alive ? "" : " is gone; restart it");
+        for (size_t i = 0; i < state->n_sweeps; i++) {
+                long long left = sweep_ms_left(&state->sweeps[i]);
+                fprintf(out, "logout sweep: the processes of uid %u are being ended by pid %d",
+                        (unsigned) state->sweeps[i].uid, (int) state->sweeps[i].pid);
+                if (left > 0)
+                        fprintf(out, " (SIGKILL in %lld ms)\n", left);
+                else
+                        fprintf(out, " (SIGKILL sent)\n");
+        }
         fprintf(out, "active VT: %d\nsessions: %zu\n", st->active_vt, state->n_sessions);
         for (size_t i = 0; i < state->n_sessions; i++) {
                 const struct xdev_session *s = &state->sessions[i];

@@ -211,6 +211,42 @@ static void close_apart(struct xdev_fd_bin *bin) {
         }
 }
 
+struct sweep_job {
+        struct xdev_ctx *ctx;
+        struct xdev_linger_wait *waits;
+};
+
+static void *sweeper(void *data) {
+        struct sweep_job *job = data;
+
+        xdev_sweep_finish(job->ctx, job->waits);
+        free(job);
+        return NULL;
+}
+
+/* A logout's sweep in its grace period (lingering = kill, kill-user) runs
+ * to its end in a thread of its own: switches go on meanwhile (§3.5). */
+static void sweep_apart(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
+        struct sweep_job *job;
+        pthread_attr_t attr;
+        pthread_t thread;
+        bool started = false;
+
+        if (!waits)
+                return;
+        job = malloc(sizeof *job);
+        if (job && pthread_attr_init(&attr) == 0) {
+                *job = (struct sweep_job) { .ctx = ctx, .waits = waits };
+                started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                        pthread_create(&thread, &attr, sweeper, job) == 0;
+                (void) pthread_attr_destroy(&attr);
+        }
+        if (!started) {
+                free(job);
+                xdev_sweep_finish(ctx, waits);
+        }
+}
+
 static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
         struct xdev_follow_result *res;
@@ -283,8 +319,9 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                         double t0 = xdev_now_ms();
                         r = xdev_follow_update(ctx, &self, res);
                         double step = xdev_now_ms() - t0;
-                        if (r >= 0)
-                                close_apart(&res->bin);
+                        close_apart(&res->bin);
+                        sweep_apart(ctx, res->waits);
+                        res->waits = NULL;
                         if (r < 0) {
                                 xdev_log(&ctx->log, LOG_ERR,
                                          "cannot follow the VT in front: %s; retrying",

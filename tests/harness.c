@@ -621,6 +621,32 @@ int h_session_close_status(struct h_session *s, const char *fault) {
         return status;
 }
 
+void h_session_close_begin(struct h_session *s) {
+        if (write(s->to_child, "c", 2) < 0 && errno != EPIPE)
+                die("write");
+}
+
+bool h_session_running(struct h_session *s) {
+        siginfo_t info = { 0 };
+        /* WNOWAIT: h_session_close_end still reaps it */
+        if (waitid(P_PID, (id_t) s->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0)
+                die("waitid");
+        return info.si_pid == 0;
+}
+
+int h_session_close_end(struct h_session *s) {
+        int status = 0;
+
+        if (waitpid(s->pid, &status, 0) < 0)
+                die("waitpid");
+        (void) close(s->to_child);
+        (void) close(s->from_child);
+        free(s);
+        if (!WIFEXITED(status))
+                return -1;
+        return WEXITSTATUS(status) == 0 ? PAM_SUCCESS : WEXITSTATUS(status) - 10;
+}
+
 int h_session_close(struct h_session *s) {
         int status = h_session_close_status(s, NULL);
 

@@ -94,6 +94,12 @@ int h_session_close(struct h_session *s);
  * child if it is already dead; frees S and returns the child's wait status
  * (exit 0: closed; 10+code: close_session failed; 94: fds left open). */
 int h_session_close_status(struct h_session *s, const char *fault);
+/* h_session_close in two halves: BEGIN asks the child to close and returns
+ * at once; RUNNING tells whether it is still at it; END waits for it and
+ * returns what h_session_close does. */
+void h_session_close_begin(struct h_session *s);
+bool h_session_running(struct h_session *s);
+int h_session_close_end(struct h_session *s);
 /* SIGKILLs the session's leader and reaps it. */
 void h_session_kill(struct h_session *s);
 /* The leader exits without closing its session and is not waited for: it

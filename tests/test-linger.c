@@ -30,6 +30,7 @@
 #include "harness.h"
 #include "util.h"
 #include "linger.h"
+#include "core.h"
 #include "runner.h"
 
 static char logbuf[16384];
@@ -728,6 +729,185 @@ static const char *helper(void) {
         return h ? h : "../pam_xdevices/xdevices";
 }
 
+static void conf_grace(const char *policy, unsigned grace_ms) {
+        char conf[512];
+        snprintf(conf, sizeof conf,
+                 "devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n"
+                 "lingering = %s\nlinger_grace = %u\n",
+                 policy, grace_ms);
+        h_fresh(conf, NULL);
+}
+
+/* Whether the state file holds LINE (the start of one), waiting up to MS
+ * for it to be so (PRESENT) or not. */
+static bool state_has(const char *line, bool present, int ms) {
+        char buf[16384], want[128];
+        snprintf(want, sizeof want, "\n%s", line);
+        for (int waited = 0;; waited += 10) {
+                FILE *f = fopen("/run/xdevices/state", "re");
+                size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+                if (f)
+                        (void) fclose(f);
+                buf[n] = '\0';
+                if ((strstr(buf, want) != NULL) == present)
+                        return true;
+                if (waited >= ms)
+                        return false;
+                (void) usleep(10 * 1000);
+        }
+}
+
+/* lingering = kill at a logout: the grace period is waited out after the
+ * state lock is let go. The next holder has the devices and another login
+ * goes through while the holder that ignores SIGTERM still lives. */
+START_TEST(test_logout_grace_period_keeps_nobody_waiting) {
+        conf_grace("kill", 30000);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        struct holder ha = holder_start("/dev/tty0", H_UID_ALICE, true);
+        h_set_active_vt(h_vt + 1);
+        h_session_close_begin(a);
+        for (int i = 0; i < 2000 && strcmp(h_acl_of("/dev/tty0", H_UID_BOB), "rw") != 0; i++)
+                (void) usleep(10 * 1000);
+        ck_assert_msg(strcmp(h_acl_of("/dev/tty0", H_UID_BOB), "rw") == 0 && holder_alive(&ha),
+                      "bob did not get tty0 while alice's holder was in its grace period");
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "");
+        ck_assert_msg(h_session_running(a),
+                      "alice's close did not wait for her holder, which ignores SIGTERM");
+        ck_assert_msg(state_has("sweep uid=61001 ", true, 0),
+                      "alice's sweep in its grace period is not in the state");
+        const char *env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+        const char *st[] = { helper(), "--conf=" H_CONF, "status", NULL };
+        const char *sj[] = { helper(), "--conf=" H_CONF, "status", "--json", NULL };
+        char *out = NULL, want[128];
+        ck_assert_int_eq(h_run_helper(st, env, &out), 0);
+        snprintf(want, sizeof want,
+                 "logout sweep: the processes of uid 61001 are being ended by pid %d (SIGKILL in ",
+                 (int) a->pid);
+        ck_assert_msg(strstr(out, want), "status lacks \"%s\": %s", want, out);
+        free(out);
+        ck_assert_int_eq(h_run_helper(sj, env, &out), 0);
+        snprintf(want, sizeof want,
+                 ",\"sweeps\":[{\"uid\":61001,\"sweeper\":%d,\"ms_left\":", (int) a->pid);
+        ck_assert_msg(strstr(out, want), "status --json lacks %s: %s", want, out);
+        free(out);
+        struct h_session *c = h_session_open("xdcarol", h_vt + 2, NULL);
+        ck_assert_int_eq(c->open_ret, PAM_SUCCESS);
+        ck_assert_msg(holder_alive(&ha) && h_session_running(a),
+                      "carol's login waited for the end of alice's grace period");
+        holder_stop(&ha); /* the sweep sees it gone and ends */
+        ck_assert_int_eq(h_session_close_end(a), PAM_SUCCESS);
+        ck_assert_msg(state_has("sweep ", false, 0), "the ended sweep is still in the state");
+        ck_assert_int_eq(h_session_close(c), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        h_set_active_vt(1);
+}
+END_TEST
+
+/* The closer is killed in its grace period: the next transaction (here
+ * "xdevices gc") finishes its sweep by the same deadline. */
+START_TEST(test_sweep_of_a_killed_closer_is_finished_by_the_next_transaction) {
+        conf_grace("kill", 2000);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct holder ha = holder_start("/dev/tty0", H_UID_ALICE, true);
+        h_session_close_begin(a);
+        ck_assert_msg(state_has("sweep uid=61001 ", true, 20000),
+                      "alice's sweep in its grace period is not in the state");
+        h_session_kill(a);
+        ck_assert(holder_alive(&ha));
+        const char *env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+        const char *gc[] = { helper(), "--conf=" H_CONF, "gc", NULL };
+        char *out = NULL;
+        ck_assert_int_eq(h_run_helper(gc, env, &out), 0);
+        ck_assert_msg(!holder_alive(&ha), "the holder outlived the sweep taken over: %s", out);
+        ck_assert_msg(WIFSIGNALED(ha.status) && WTERMSIG(ha.status) == SIGKILL,
+                      "the holder did not end by SIGKILL");
+        ck_assert_msg(strstr(out, "did not finish the sweep of uid 61001"), "gc said: %s", out);
+        ck_assert_msg(state_has("sweep ", false, 0), "the finished sweep is still in the state");
+        free(out);
+}
+END_TEST
+
+/* xdevicesd's step reaps a session whose login was killed and sends its
+ * holder SIGTERM, but leaves the grace period to the caller (the daemon
+ * waits it out in a thread): the step, and the next switch, do not wait. */
+START_TEST(test_daemon_step_leaves_the_grace_period_to_the_caller) {
+        struct xdev_follow_result *res = calloc(1, sizeof *res);
+        struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
+        struct xdev_proc_stat pst;
+        struct xdev_ctx ctx;
+        char want[96];
+
+        conf_grace("kill", 30000);
+        ck_assert_ptr_nonnull(res);
+        ck_assert_int_eq(xdev_proc_stat(self.pid, &pst), 0);
+        self.start = pst.start;
+        xdev_ctx_init(&ctx);
+        ck_assert_int_ge(xdev_config_load(&ctx.config, H_CONF, NULL), 0);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        h_set_active_vt(h_vt);
+        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        xdev_fd_bin_empty(&res->bin);
+        ck_assert(res->has_holder && res->holder == H_UID_ALICE && !res->waits);
+        struct holder ha = holder_start("/dev/tty0", H_UID_ALICE, true);
+        h_session_kill(a);
+        h_set_active_vt(h_vt + 1);
+        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        xdev_fd_bin_empty(&res->bin);
+        ck_assert(res->has_holder && res->holder == H_UID_BOB);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_BOB), "rw");
+        ck_assert_msg(res->waits && res->waits->uid == H_UID_ALICE && !res->waits->next,
+                      "the step did not hand alice's grace period back");
+        ck_assert_msg(holder_alive(&ha), "the step waited for alice's holder");
+        struct xdev_linger_wait *w = res->waits;
+        snprintf(want, sizeof want, "sweep uid=61001 pid=%d ", (int) getpid());
+        ck_assert_msg(state_has(want, true, 0), "the state does not say who sweeps");
+        /* a switch meanwhile is not held up either */
+        h_set_active_vt(h_vt + 2);
+        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        xdev_fd_bin_empty(&res->bin);
+        ck_assert(!res->has_holder && !res->waits);
+        ck_assert(holder_alive(&ha));
+        /* the caller ends the sweep: here the holder goes by itself */
+        holder_stop(&ha);
+        xdev_sweep_finish(&ctx, w);
+        ck_assert_msg(state_has("sweep ", false, 0), "the ended sweep is still in the state");
+        ck_assert_int_eq(xdev_follow_update(&ctx, NULL, NULL), 0);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        h_set_active_vt(1);
+        xdev_ctx_done(&ctx);
+        free(res);
+}
+END_TEST
+
+/* lingering = kill-user: while the processes of alice's last session are
+ * being ended, her new login waits, so that it is not ended with them. */
+START_TEST(test_new_session_of_the_user_waits_for_her_sweep) {
+        conf_grace("kill-user", 2000);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct holder ha = holder_start(NULL, H_UID_ALICE, true);
+        h_session_close_begin(a);
+        ck_assert_msg(state_has("sweep uid=61001 ", true, 20000),
+                      "alice's sweep in its grace period is not in the state");
+        ck_assert(holder_alive(&ha));
+        struct h_session *a2 = h_session_open("xdalice", h_vt + 1, NULL);
+        ck_assert_int_eq(a2->open_ret, PAM_SUCCESS);
+        ck_assert_msg(!holder_alive(&ha),
+                      "alice's new session began while her last one's processes lived");
+        ck_assert_msg(state_has("sweep ", false, 0), "the ended sweep is still in the state");
+        ck_assert_int_eq(h_session_close_end(a), PAM_SUCCESS);
+        struct holder hn = holder_start(NULL, H_UID_ALICE, false);
+        ck_assert_msg(holder_alive(&hn), "a process of alice's new session was ended");
+        holder_stop(&hn);
+        ck_assert_int_eq(h_session_close(a2), PAM_SUCCESS);
+}
+END_TEST
+
 START_TEST(test_helper_status_and_revoke) {
         conf_with("lingering = kill\n");
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
@@ -803,6 +983,10 @@ static Suite *suite(void) {
         tcase_add_test(tm, test_session_of_holder_still_open_is_not_swept);
         tcase_add_test(tm, test_reaped_holder_is_swept_by_next_login);
         tcase_add_test(tm, test_helper_status_and_revoke);
+        tcase_add_test(tm, test_logout_grace_period_keeps_nobody_waiting);
+        tcase_add_test(tm, test_sweep_of_a_killed_closer_is_finished_by_the_next_transaction);
+        tcase_add_test(tm, test_new_session_of_the_user_waits_for_her_sweep);
+        tcase_add_test(tm, test_daemon_step_leaves_the_grace_period_to_the_caller);
         suite_add_tcase(s, tm);
         return s;
 }

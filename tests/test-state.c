@@ -190,6 +190,61 @@ START_TEST(test_follow_mark) {
 }
 END_TEST
 
+/* A logout's sweep in its grace period: after the holder and the follow
+ * mark, before sessions, one per uid, round-tripped; anything else is
+ * refused. */
+START_TEST(test_sweep_records) {
+        static const char text[] =
+                "xdevices-state 1\nholder -\nfollow pid=412 start=99887\n"
+                "sweep uid=61001 pid=77 start=123 until=456789\n"
+                "sweep uid=61002 pid=78 start=124 until=1\n"
+                "session uid=1000 user=alice service=login vt=2 pid=7 start=8 since=9\n";
+        struct xdev_state s = { 0 };
+        ck_assert_int_eq(xdev_state_parse(&s, text, strlen(text), NULL), 0);
+        ck_assert_uint_eq(s.n_sweeps, 2);
+        ck_assert_int_eq(xdev_state_find_sweep(&s, 61002), 1);
+        ck_assert_int_eq(s.sweeps[0].pid, 77);
+        ck_assert_uint_eq(s.sweeps[0].start, 123);
+        ck_assert_uint_eq(s.sweeps[0].until, 456789);
+        char *out = format(&s);
+        ck_assert_str_eq(out, text);
+        free(out);
+        struct xdev_sweep_rec moved = { .uid = 61001, .pid = 90, .start = 5, .until = 6 };
+        ck_assert_int_eq(xdev_state_set_sweep(&s, &moved), 0);
+        ck_assert_uint_eq(s.n_sweeps, 2);
+        ck_assert_int_eq(s.sweeps[0].pid, 90);
+        xdev_state_remove_sweep(&s, 0);
+        ck_assert_uint_eq(s.n_sweeps, 1);
+        ck_assert_uint_eq(s.sweeps[0].uid, 61002);
+        for (uid_t u = 1; s.n_sweeps < XDEV_SWEEPS_MAX; u++) {
+                struct xdev_sweep_rec r = { .uid = u, .pid = 1 };
+                ck_assert_int_eq(xdev_state_set_sweep(&s, &r), 0);
+        }
+        struct xdev_sweep_rec one_more = { .uid = 99999, .pid = 1 };
+        ck_assert_int_eq(xdev_state_set_sweep(&s, &one_more), -E2BIG);
+        xdev_state_free(&s);
+        expect_refused(
+                "xdevices-state 1\nholder -\n"
+                "session uid=1 user=a service=login vt=2 pid=1 start=1 since=1\n"
+                "sweep uid=5 pid=1 start=1 until=1\n",
+                "sweep after a session");
+        expect_refused(
+                "xdevices-state 1\nholder -\nsweep uid=5 pid=1 start=1 until=1\n"
+                "sweep uid=5 pid=2 start=1 until=1\n",
+                "two sweeps of one uid");
+        expect_refused("xdevices-state 1\nholder -\nsweep uid=5 pid=0 start=1 until=1\n", "pid 0");
+        expect_refused("xdevices-state 1\nholder -\nsweep uid=5 pid=1 start=1\n", "no until");
+        expect_refused("xdevices-state 1\nholder -\nsweep uid=4294967295 pid=1 start=1 until=1\n",
+                       "uid -1");
+        expect_refused("xdevices-state 1\nholder -\nsweep uid=5 pid=1 start=1 until=1 x=1\n",
+                       "trailing field");
+        expect_refused("xdevices-state 1\nsweep uid=5 pid=1 start=1 until=1\nholder -\n",
+                       "before the holder");
+        expect_refused("xdevices-state 1\nholder -\nsweep uid=5 pid=1 start=01 until=1\n",
+                       "a leading zero");
+}
+END_TEST
+
 /* With the mark the VT in front decides alone: a holder in the background
  * loses the devices, and a VT without a session in front means nobody. */
 START_TEST(test_elect_follow) {
@@ -236,6 +291,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_elect);
         tcase_add_test(tc, test_elect_follow);
         tcase_add_test(tc, test_follow_mark);
+        tcase_add_test(tc, test_sweep_records);
         tcase_add_test(tc, test_limits);
         suite_add_tcase(s, tc);
         return s;
