@@ -185,30 +185,38 @@ static void *closer(void *data) {
         return NULL;
 }
 
+/* Runs FN(ARG) in a detached thread; false when none could be started. */
+static bool run_apart(void *(*fn)(void *), void *arg) {
+        pthread_attr_t attr;
+        pthread_t thread;
+        bool started;
+
+        if (pthread_attr_init(&attr) != 0)
+                return false;
+        started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                pthread_create(&thread, &attr, fn, arg) == 0;
+        (void) pthread_attr_destroy(&attr);
+        return started;
+}
+
 /* Closes the copies of revoked fds from a thread of their own: the last
  * close of a revoked evdev file (its holder exited at the revoke) waits for
  * an RCU grace period, and the next switch must not wait behind it. */
 static void close_apart(struct xdev_fd_bin *bin) {
         struct xdev_fd_bin *copy;
-        pthread_attr_t attr;
-        pthread_t thread;
-        bool started = false;
 
         if (bin->n == 0)
                 return;
         copy = malloc(sizeof *copy);
-        if (copy && pthread_attr_init(&attr) == 0) {
+        if (copy) {
                 *copy = *bin;
-                started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-                        pthread_create(&thread, &attr, closer, copy) == 0;
-                (void) pthread_attr_destroy(&attr);
+                if (run_apart(closer, copy)) {
+                        bin->n = 0;
+                        return;
+                }
         }
-        if (started)
-                bin->n = 0;
-        else {
-                free(copy);
-                xdev_fd_bin_empty(bin);
-        }
+        free(copy);
+        xdev_fd_bin_empty(bin);
 }
 
 struct sweep_job {
@@ -228,23 +236,17 @@ static void *sweeper(void *data) {
  * to its end in a thread of its own: switches go on meanwhile (§3.5). */
 static void sweep_apart(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
         struct sweep_job *job;
-        pthread_attr_t attr;
-        pthread_t thread;
-        bool started = false;
 
         if (!waits)
                 return;
         job = malloc(sizeof *job);
-        if (job && pthread_attr_init(&attr) == 0) {
+        if (job) {
                 *job = (struct sweep_job) { .ctx = ctx, .waits = waits };
-                started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-                        pthread_create(&thread, &attr, sweeper, job) == 0;
-                (void) pthread_attr_destroy(&attr);
+                if (run_apart(sweeper, job))
+                        return;
         }
-        if (!started) {
-                free(job);
-                xdev_sweep_finish(ctx, waits);
-        }
+        free(job);
+        xdev_sweep_finish(ctx, waits);
 }
 
 static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {

@@ -10,6 +10,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,32 @@ static int helper(const char *cmd, char **ret_out) {
         const char *argv[] = { bin, "--conf=" H_CONF, cmd, NULL };
         const char *env[] = { "PATH=/usr/bin:/bin", NULL };
         return h_run_helper(argv, env, ret_out);
+}
+
+/* A process of UID holding /dev/tty0 that ignores SIGTERM. */
+static pid_t stubborn_holder(uid_t uid) {
+        int p[2];
+        char c;
+        pid_t pid;
+
+        ck_assert_int_eq(pipe(p), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                        _exit(10);
+                (void) signal(SIGTERM, SIG_IGN);
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
+                        _exit(11);
+                (void) write(p[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        ck_assert_msg(read(p[0], &c, 1) == 1, "the holder did not start");
+        (void) close(p[0]);
+        return pid;
 }
 
 static void fresh(void) {
@@ -283,6 +310,46 @@ START_TEST(test_daemon_sleeps_when_nothing_happens) {
         wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
+/* lingering = kill and a session whose login was killed: the daemon reaps
+ * it, sends what its user left holding tty0 SIGTERM and waits out the
+ * grace period in a thread. A switch meanwhile is handled at once. */
+START_TEST(test_daemon_switches_during_a_grace_period) {
+        char want[64];
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n"
+                "lingering = kill\nlinger_grace = 30000\n",
+                NULL);
+        h_set_active_vt(h_vt);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        daemon_start();
+        pid_t holder = stubborn_holder(H_UID_ALICE);
+        h_session_kill(a);
+        snprintf(want, sizeof want, "\nsweep uid=%u pid=%d ", (unsigned) H_UID_ALICE,
+                 (int) daemon_pid);
+        for (int ms = 0; ms < WAIT_MS && !state_has(want); ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(state_has(want), "the daemon did not record alice's sweep");
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        for (int ms = 0; ms < WAIT_MS && strcmp(h_acl_of("/dev/tty0", H_UID_BOB), "rw") != 0;
+             ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(strcmp(h_acl_of("/dev/tty0", H_UID_BOB), "rw") == 0,
+                      "the switch to bob waited for alice's grace period");
+        ck_assert_msg(waitpid(holder, NULL, WNOHANG) == 0, "alice's holder ended early");
+        /* it goes: the daemon's thread sees it and ends the sweep */
+        ck_assert_int_eq(kill(holder, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(holder, NULL, 0), holder);
+        for (int ms = 0; ms < WAIT_MS && state_has("\nsweep "); ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(!state_has("\nsweep "), "the ended sweep is still in the state");
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
 }
 END_TEST
@@ -584,6 +651,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_crashed_daemon_leaves_the_follow_rule_in_force);
         tcase_add_test(tc, test_clean_stop_resumes_the_login_rule);
         tcase_add_test(tc, test_second_daemon_refuses_to_run);
+        tcase_add_test(tc, test_daemon_switches_during_a_grace_period);
         suite_add_tcase(s, tc);
 
         TCase *tn = tcase_create("counting");
