@@ -621,6 +621,38 @@ int h_session_close_status(struct h_session *s, const char *fault) {
         return status;
 }
 
+pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term) {
+        int p[2];
+        char c;
+        pid_t pid;
+
+        if (pipe(p) < 0)
+                die("pipe");
+        pid = fork();
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                for (int i = 0; i < n; i++)
+                        if (path && open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                                _exit(10);
+                /* never check's handler, which signals the test's process
+                 * group: a holder of the same user would take the others */
+                (void) signal(SIGTERM, ignore_term ? SIG_IGN : SIG_DFL);
+                if (uid != 0 &&
+                    (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                     setresuid(uid, uid, uid) < 0))
+                        _exit(11);
+                (void) write(p[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        if (read(p[0], &c, 1) != 1)
+                die(path ? path : "holder");
+        (void) close(p[0]);
+        return pid;
+}
+
 void h_session_close_begin(struct h_session *s) {
         if (write(s->to_child, "c", 2) < 0 && errno != EPIPE)
                 die("write");

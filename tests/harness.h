@@ -100,6 +100,10 @@ int h_session_close_status(struct h_session *s, const char *fault);
 void h_session_close_begin(struct h_session *s);
 bool h_session_running(struct h_session *s);
 int h_session_close_end(struct h_session *s);
+/* Forks a process that opens PATH N times (as root; NULL: nothing), becomes
+ * UID (0: stays root), ignores SIGTERM with IGNORE_TERM, and returns once it
+ * is ready; it waits to be killed. */
+pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term);
 /* SIGKILLs the session's leader and reaps it. */
 void h_session_kill(struct h_session *s);
 /* The leader exits without closing its session and is not waited for: it

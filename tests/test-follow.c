@@ -10,7 +10,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,32 +136,6 @@ static int helper(const char *cmd, char **ret_out) {
         const char *argv[] = { bin, "--conf=" H_CONF, cmd, NULL };
         const char *env[] = { "PATH=/usr/bin:/bin", NULL };
         return h_run_helper(argv, env, ret_out);
-}
-
-/* A process of UID holding /dev/tty0 that ignores SIGTERM. */
-static pid_t stubborn_holder(uid_t uid) {
-        int p[2];
-        char c;
-        pid_t pid;
-
-        ck_assert_int_eq(pipe(p), 0);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                if (open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
-                        _exit(10);
-                (void) signal(SIGTERM, SIG_IGN);
-                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-                    setresuid(uid, uid, uid) < 0)
-                        _exit(11);
-                (void) write(p[1], "r", 1);
-                for (;;)
-                        pause();
-        }
-        (void) close(p[1]);
-        ck_assert_msg(read(p[0], &c, 1) == 1, "the holder did not start");
-        (void) close(p[0]);
-        return pid;
 }
 
 static void fresh(void) {
@@ -328,7 +301,7 @@ START_TEST(test_daemon_switches_during_a_grace_period) {
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
         daemon_start();
-        pid_t holder = stubborn_holder(H_UID_ALICE);
+        pid_t holder = h_holder_start("/dev/tty0", 1, H_UID_ALICE, true);
         h_session_kill(a);
         snprintf(want, sizeof want, "\nsweep uid=%u pid=%d ", (unsigned) H_UID_ALICE,
                  (int) daemon_pid);

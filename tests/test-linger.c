@@ -54,36 +54,8 @@ struct holder {
         bool reaped;
 };
 
-/* Forks a process that opens PATH (as root), becomes UID (0: stays root),
- * optionally ignores SIGTERM, says it is ready and waits to be killed. */
 static struct holder holder_start_n(const char *path, uid_t uid, bool ignore_term, int n) {
-        struct holder h = { 0 };
-        int p[2];
-        char c;
-
-        ck_assert_int_eq(pipe(p), 0);
-        h.pid = fork();
-        ck_assert_int_ge(h.pid, 0);
-        if (h.pid == 0) {
-                for (int i = 0; i < n; i++)
-                        if (path && open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
-                                _exit(10);
-                /* never check's handler, which signals the test's process
-                 * group: a holder of the same user would take the others */
-                (void) signal(SIGTERM, ignore_term ? SIG_IGN : SIG_DFL);
-                if (uid != 0 &&
-                    (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-                     setresuid(uid, uid, uid) < 0))
-                        _exit(11);
-                (void) write(p[1], "r", 1);
-                for (;;)
-                        pause();
-        }
-        (void) close(p[1]);
-        ck_assert_msg(read(p[0], &c, 1) == 1, "holder of %s did not start",
-                      path ? path : "(nothing)");
-        (void) close(p[0]);
-        return h;
+        return (struct holder) { .pid = h_holder_start(path, n, uid, ignore_term) };
 }
 
 struct thread_arg {
