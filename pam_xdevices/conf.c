@@ -309,16 +309,27 @@ static char *strip(char *s) {
         return s;
 }
 
+/* How a load goes. Messages name their place as "FILE:LINE: message" (or
+ * "FILE: message"). With CHECK (xdevices check) a bad line does not stop
+ * the load: every one is reported and counted in ERRORS, unknown keys too,
+ * and the load fails at the end when there was any. */
+struct loader {
+        const struct xdev_log *log;
+        bool check;
+        bool must_exist; /* the main file was named: missing is an error */
+        unsigned errors;
+};
+
 /* One line into TMP; returns 0, or -EINVAL with a message logged. */
 static int parse_line(struct xdev_config *tmp, char *line, const char *where, unsigned lineno,
-                      const struct xdev_log *log) {
+                      struct loader *ld) {
+        const struct xdev_log *log = ld->log;
         char *key, *value, *eq;
         int r;
 
         for (char *p = line; *p; p++)
                 if ((unsigned char) *p < 0x20 && *p != '\t') {
-                        xdev_log(log, LOG_ERR, "\"%s\":%u: control character in line", where,
-                                 lineno);
+                        xdev_log(log, LOG_ERR, "%s:%u: control character in line", where, lineno);
                         return -EINVAL;
                 }
         key = strip(line);
@@ -333,19 +344,26 @@ static int parse_line(struct xdev_config *tmp, char *line, const char *where, un
                 value = NULL;
         r = xdev_config_set(tmp, key, value);
         if (r == -ENOENT) {
-                xdev_log(log, LOG_WARNING, "\"%s\":%u: unknown key \"%s\", ignoring", where, lineno,
-                         key);
+                xdev_log(log, ld->check ? LOG_ERR : LOG_WARNING, "%s:%u: unknown key \"%s\"%s",
+                         where, lineno, key, ld->check ? " (the module ignores it)" : ", ignoring");
+                if (ld->check)
+                        ld->errors++;
                 return 0;
         }
+        if (r == -E2BIG) {
+                xdev_log(log, LOG_ERR, "%s:%u: too many values for \"%s\"", where, lineno, key);
+                return -EINVAL;
+        }
         if (r < 0) {
-                xdev_log(log, LOG_ERR, "\"%s\":%u: bad value for \"%s\"", where, lineno, key);
+                xdev_log(log, LOG_ERR, "%s:%u: bad value for \"%s\"", where, lineno, key);
                 return -EINVAL;
         }
         return 0;
 }
 
-int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len, const char *where,
-                      const struct xdev_log *log) {
+static int parse_buf(struct xdev_config *config, const char *buf, size_t len, const char *where,
+                     struct loader *ld) {
+        const struct xdev_log *log = ld->log;
         struct xdev_config tmp;
         char line[XDEV_CONF_LINE_MAX + 1];
         unsigned lineno = 0;
@@ -353,7 +371,8 @@ int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len, c
         int r;
 
         if (memchr(buf, '\0', len)) {
-                xdev_log(log, LOG_ERR, "\"%s\": NUL byte in file", where);
+                xdev_log(log, LOG_ERR, "%s: NUL byte in file", where);
+                ld->errors++;
                 return -EINVAL;
         }
         r = config_copy(&tmp, config);
@@ -364,17 +383,27 @@ int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len, c
                 size_t n = nl ? (size_t) (nl - (buf + pos)) : len - pos;
                 lineno++;
                 if (n > XDEV_CONF_LINE_MAX) {
-                        xdev_log(log, LOG_ERR, "\"%s\":%u: line longer than %d bytes", where,
-                                 lineno, XDEV_CONF_LINE_MAX);
+                        xdev_log(log, LOG_ERR, "%s:%u: line longer than %d bytes", where, lineno,
+                                 XDEV_CONF_LINE_MAX);
                         r = -EINVAL;
-                        goto fail;
+                        ld->errors++;
+                        if (!ld->check)
+                                goto fail;
+                        pos += n + (nl ? 1 : 0);
+                        continue;
                 }
                 memcpy(line, buf + pos, n);
                 line[n] = '\0';
                 pos += n + (nl ? 1 : 0);
-                r = parse_line(&tmp, line, where, lineno, log);
+                r = parse_line(&tmp, line, where, lineno, ld);
                 if (r < 0)
+                        ld->errors++;
+                if (r < 0 && !ld->check)
                         goto fail;
+        }
+        if (ld->check && ld->errors > 0) {
+                r = -EINVAL;
+                goto fail;
         }
         xdev_config_free(config);
         *config = tmp;
@@ -382,6 +411,12 @@ int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len, c
 fail:
         xdev_config_free(&tmp);
         return r;
+}
+
+int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len, const char *where,
+                      const struct xdev_log *log) {
+        struct loader ld = { .log = log };
+        return parse_buf(config, buf, len, where, &ld);
 }
 
 /* Reads a trusted config file through one fd; -ENOENT if it does not exist. */
@@ -396,8 +431,7 @@ static int read_trusted(int dirfd, const char *name, const char *where, char **r
         if (fd < 0) {
                 r = -errno;
                 if (r != -ENOENT)
-                        xdev_log(log, LOG_ERR, "cannot open config \"%s\": %s", where,
-                                 strerror(-r));
+                        xdev_log(log, LOG_ERR, "%s: cannot open: %s", where, strerror(-r));
                 return r;
         }
         if (fstat(fd, &st) < 0) {
@@ -405,26 +439,24 @@ static int read_trusted(int dirfd, const char *name, const char *where, char **r
                 goto out;
         }
         if (!S_ISREG(st.st_mode)) {
-                xdev_log(log, LOG_ERR, "config \"%s\" is not a regular file", where);
+                xdev_log(log, LOG_ERR, "%s: not a regular file", where);
                 r = -EPERM;
                 goto out;
         }
         if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
                 xdev_log(log, LOG_ERR,
-                         "config \"%s\" must be owned by root and not writable by group or others",
-                         where);
+                         "%s: must be owned by root and not writable by group or others", where);
                 r = -EPERM;
                 goto out;
         }
         if (st.st_size > XDEV_CONF_FILE_MAX) {
-                xdev_log(log, LOG_ERR, "config \"%s\" is larger than %d bytes", where,
-                         XDEV_CONF_FILE_MAX);
+                xdev_log(log, LOG_ERR, "%s: larger than %d bytes", where, XDEV_CONF_FILE_MAX);
                 r = -EFBIG;
                 goto out;
         }
         r = xdev_read_file(fd, (size_t) st.st_size, "conf-read", &buf);
         if (r < 0) {
-                xdev_log(log, LOG_ERR, "cannot read config \"%s\": %s", where,
+                xdev_log(log, LOG_ERR, "%s: cannot read: %s", where,
                          r == -ESTALE ? "it changed while being read" : strerror(-r));
                 goto out;
         }
@@ -446,8 +478,8 @@ static int cmp_names(const void *a, const void *b) {
 /* Drop-ins: DIR/xdevices.d/ *.conf (CFD is DIR), in lexical order, later
  * wins; parsed into CONFIG. A missing directory is fine; one we cannot
  * read may hold a restriction, so it fails. */
-static int load_dropins(int cfd, const char *dir, struct xdev_config *config,
-                        const struct xdev_log *log) {
+static int load_dropins(int cfd, const char *dir, struct xdev_config *config, struct loader *ld) {
+        const struct xdev_log *log = ld->log;
         char dropdir[300], where[600], *buf = NULL, *names[XDEV_CONF_DROPINS_MAX];
         size_t len, n_names = 0;
         DIR *d = NULL;
@@ -459,7 +491,7 @@ static int load_dropins(int cfd, const char *dir, struct xdev_config *config,
                 if (errno == ENOENT)
                         return 0;
                 r = -errno;
-                xdev_log(log, LOG_ERR, "cannot open \"%s\": %s", dropdir, strerror(-r));
+                xdev_log(log, LOG_ERR, "%s: cannot open: %s", dropdir, strerror(-r));
                 return r;
         }
         d = fdopendir(dfd);
@@ -473,8 +505,8 @@ static int load_dropins(int cfd, const char *dir, struct xdev_config *config,
                 if (de->d_name[0] == '.' || nl < 6 || strcmp(de->d_name + nl - 5, ".conf") != 0)
                         continue;
                 if (n_names >= XDEV_CONF_DROPINS_MAX) {
-                        xdev_log(log, LOG_ERR, "more than %d files in \"%s\"",
-                                 XDEV_CONF_DROPINS_MAX, dropdir);
+                        xdev_log(log, LOG_ERR, "%s: more than %d files", dropdir,
+                                 XDEV_CONF_DROPINS_MAX);
                         r = -E2BIG;
                         goto out;
                 }
@@ -493,14 +525,16 @@ static int load_dropins(int cfd, const char *dir, struct xdev_config *config,
                         r = 0;
                         continue;
                 }
-                if (r < 0)
-                        goto out;
-                r = xdev_config_parse(config, buf, len, where, log);
-                free(buf);
-                buf = NULL;
-                if (r < 0)
+                if (r == 0) {
+                        r = parse_buf(config, buf, len, where, ld); /* counts its errors */
+                        free(buf);
+                        buf = NULL;
+                } else
+                        ld->errors++;
+                if (r < 0 && !ld->check)
                         goto out;
         }
+        r = ld->check && ld->errors > 0 ? -EINVAL : 0;
 out:
         for (size_t i = 0; i < n_names; i++)
                 free(names[i]);
@@ -508,7 +542,8 @@ out:
         return r;
 }
 
-int xdev_config_load(struct xdev_config *config, const char *path, const struct xdev_log *log) {
+static int load(struct xdev_config *config, const char *path, struct loader *ld) {
+        const struct xdev_log *log = ld->log;
         struct xdev_config tmp;
         const char *base, *slash;
         char dir[256], *buf = NULL;
@@ -531,17 +566,31 @@ int xdev_config_load(struct xdev_config *config, const char *path, const struct 
                 return r;
         cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (cfd < 0) {
-                r = errno == ENOENT ? 0 : -errno; /* no directory: the defaults */
+                r = -errno;
+                if (r == -ENOENT && !ld->must_exist)
+                        r = 0; /* no directory: the defaults */
+                else {
+                        xdev_log(log, LOG_ERR, "%s: cannot open: %s", path, strerror(-r));
+                        ld->errors++;
+                }
                 goto out;
         }
         r = read_trusted(cfd, base, path, &buf, &len, log);
         if (r == 0) {
-                r = xdev_config_parse(&tmp, buf, len, path, log);
+                r = parse_buf(&tmp, buf, len, path, ld); /* counts its errors */
                 free(buf);
-        } else if (r == -ENOENT)
+        } else if (r == -ENOENT && !ld->must_exist)
                 r = 0;
-        if (r == 0)
-                r = load_dropins(cfd, dir, &tmp, log);
+        else {
+                if (r == -ENOENT) /* read_trusted says nothing of a missing file */
+                        xdev_log(log, LOG_ERR, "%s: cannot open: %s", path, strerror(-r));
+                ld->errors++;
+        }
+        if (r == 0 || ld->check) {
+                int rd = load_dropins(cfd, dir, &tmp, ld);
+                if (r == 0)
+                        r = rd;
+        }
         (void) close(cfd);
         if (r < 0)
                 goto out;
@@ -551,6 +600,27 @@ int xdev_config_load(struct xdev_config *config, const char *path, const struct 
 out:
         xdev_config_free(&tmp);
         return r;
+}
+
+int xdev_config_load(struct xdev_config *config, const char *path, const struct xdev_log *log) {
+        struct loader ld = { .log = log };
+        return load(config, path, &ld);
+}
+
+int xdev_config_load_named(struct xdev_config *config, const char *path,
+                           const struct xdev_log *log) {
+        struct loader ld = { .log = log, .must_exist = true };
+        return load(config, path, &ld);
+}
+
+int xdev_config_check(struct xdev_config *config, const char *path, bool must_exist,
+                      const struct xdev_log *log) {
+        struct loader ld = { .log = log, .check = true, .must_exist = must_exist };
+        int r = load(config, path, &ld);
+
+        if (r < 0 && ld.errors == 0)
+                ld.errors = 1; /* a failure that was not one of the counted lines */
+        return r < 0 ? (int) ld.errors : 0;
 }
 
 int xdev_config_parse_args(struct xdev_config *config, int argc, const char **argv,

@@ -86,6 +86,19 @@ int xdev_config_parse(struct xdev_config *config, const char *buf, size_t len, c
  * Returns 0 or -errno; on failure CONFIG is back to what it was. */
 int xdev_config_load(struct xdev_config *config, const char *path, const struct xdev_log *log);
 
+/* The same for a file that was named (conf=, --conf): a missing main file
+ * is an error (-ENOENT, logged), not the defaults. */
+int xdev_config_load_named(struct xdev_config *config, const char *path,
+                           const struct xdev_log *log);
+
+/* xdevices check: loads as xdev_config_load() (MUST_EXIST: as
+ * xdev_config_load_named()) but goes on after a bad line or file and logs
+ * every one as "FILE:LINE: message" or "FILE: message"; an unknown key,
+ * which a load only warns of, counts too. Returns the number of errors
+ * (0: CONFIG is what a load gives). */
+int xdev_config_check(struct xdev_config *config, const char *path, bool must_exist,
+                      const struct xdev_log *log);
+
 /* Module arguments: "debug", "conf=PATH" (taken out into *ret_conf), and the
  * same keys as the file. Malformed values fail the whole argument list. */
 int xdev_config_parse_args(struct xdev_config *config, int argc, const char **argv,

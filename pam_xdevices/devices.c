@@ -155,12 +155,60 @@ static void list_dedup(struct xdev_device_list *list) {
         list->n = out;
 }
 
+static bool udevd_runs(void) {
+        return access("/run/udev/control", F_OK) == 0;
+}
+
+enum xdev_source xdev_devices_source(const struct xdev_config *config) {
+        if (config->source != XDEV_SOURCE_AUTO)
+                return config->source;
+        return udevd_runs() ? XDEV_SOURCE_UDEV : XDEV_SOURCE_GLOB;
+}
+
+void xdev_devices_explain(const struct xdev_config *config, const unsigned *counts, char *buf,
+                          size_t size) {
+        enum xdev_source src = xdev_devices_source(config);
+        const char *key = config->source == XDEV_SOURCE_AUTO ? "auto"
+                : src == XDEV_SOURCE_UDEV                    ? "udev"
+                                                             : "glob";
+        bool any_on = false;
+        size_t n = 0;
+
+        buf[0] = '\0';
+        for (int c = 0; c < _XDEV_CLASS_MAX; c++)
+                any_on = any_on || class_is_shared_and_on(config, c);
+        if (!any_on)
+                return; /* nothing shared was asked for */
+        if (src == XDEV_SOURCE_GLOB && config->n_globs == 0) {
+                (void) snprintf(buf, size, "devices = %s but %sno glob lines: only the VT", key,
+                                config->source == XDEV_SOURCE_AUTO
+                                        ? "no udev database (/run/udev/control) and "
+                                        : "");
+                return;
+        }
+        if (config->source == XDEV_SOURCE_UDEV && !udevd_runs()) {
+                (void) snprintf(
+                        buf, size,
+                        "devices = udev but udevd is not running (no /run/udev/control): only the VT");
+                return;
+        }
+        for (int c = 0; counts && c < _XDEV_CLASS_MAX; c++) {
+                int k;
+                if (!class_is_shared_and_on(config, c) || counts[c] > 0 || n >= size)
+                        continue;
+                k = snprintf(buf + n, size - n, "%sno %s node %s", n ? ", " : "",
+                             xdev_class_to_string(c),
+                             src == XDEV_SOURCE_UDEV ? "tagged \"" XDEV_UDEV_TAG
+                                                       "\" by udev (72-xdevices.rules)"
+                                                     : "matched a glob line");
+                n = k < 0 ? size : n + (size_t) k;
+        }
+}
+
 int xdev_devices_enumerate(const struct xdev_config *config, struct xdev_device_list *list,
                            const struct xdev_log *log) {
-        enum xdev_source src = config->source;
+        enum xdev_source src = xdev_devices_source(config);
 
-        if (src == XDEV_SOURCE_AUTO)
-                src = access("/run/udev/control", F_OK) == 0 ? XDEV_SOURCE_UDEV : XDEV_SOURCE_GLOB;
         xdev_debug(log, "enumerating devices through %s",
                    src == XDEV_SOURCE_UDEV ? "udev" : "globs");
         int r = src == XDEV_SOURCE_UDEV ? enumerate_udev(config, list, log)

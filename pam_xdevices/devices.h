@@ -28,3 +28,13 @@ void xdev_device_list_free(struct xdev_device_list *list);
  * Source "auto" is udev when udevd runs (/run/udev/control), else globs. */
 int xdev_devices_enumerate(const struct xdev_config *config, struct xdev_device_list *list,
                            const struct xdev_log *log);
+
+/* The source "auto" stands for here and now: udev or globs. */
+enum xdev_source xdev_devices_source(const struct xdev_config *config);
+
+/* Why a holder gets no node of a shared class CONFIG turns on, as one
+ * phrase into BUF ("" when there is no reason to give): first what the
+ * config and the system lack (no udevd and no glob lines), then, with
+ * COUNTS (nodes granted per class), each class that is on and got none. */
+void xdev_devices_explain(const struct xdev_config *config, const unsigned *counts, char *buf,
+                          size_t size);

@@ -2,24 +2,33 @@
 /* xdevices(8): the admin and udev front-end of the core.
  *
  * Rules this file keeps:
- *  1. Root only; never runs a shell or another program.
+ *  1. Root only, but for "check" and a user's own "status" (which read only
+ *     what any user may: the config file, the device nodes' owners and ACLs;
+ *     never the state); never runs a shell or another program.
  *  2. What udev passes (DEVNAME, MAJOR, MINOR, XDEVICES_CLASS) is checked
  *     against the node on disk before anything is granted.
  *  3. It takes the same lock as the module, through the core. */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/acl.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+#include <acl/libacl.h>
 
 #include "core.h"
+#include "devices.h"
+#include "node.h"
+#include "tty.h"
 
 enum {
         EXIT_OK = 0,
@@ -47,8 +56,12 @@ static XDEV_PRINTF(3, 0) void log_to_stderr(void *userdata, int priority, const 
 static void usage(FILE *out) {
         fprintf(out,
                 "Usage: xdevices [--conf=PATH] [--debug] COMMAND\n"
+                "       xdevices --version\n"
                 "\n"
-                "  status [--json]     sessions, holder and every granted node\n"
+                "  check               check the configuration (any user): every error as\n"
+                "                      FILE:LINE: message, exit 1 if there is one\n"
+                "  status [--json]     sessions, holder and every granted node; run by\n"
+                "                      another user than root: that user's own grants\n"
                 "  apply DEVNODE       grant a node udev added (needs DEVNAME, MAJOR, MINOR,\n"
                 "                      XDEVICES_CLASS in the environment, as udev sets them)\n"
                 "  forget DEVNODE      forget a node udev removed\n"
@@ -57,7 +70,8 @@ static void usage(FILE *out) {
                 "  revoke USER|--all   apply the lingering policy to processes of USER (or of\n"
                 "                      anyone but root and the holder) still holding a shared node\n"
                 "\n"
-                "Exit status: 0 done, 1 failed, 2 usage, 3 not root, 4 input refused.\n");
+                "Exit status: 0 done, 1 failed (check: errors found), 2 usage, 3 not root,\n"
+                "4 input refused.\n");
 }
 
 static int env_uint(const char *name, uint64_t max, uint64_t *ret) {
@@ -320,6 +334,188 @@ static int cmd_status(struct xdev_ctx *ctx, char **args, const struct flags *f) 
         return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_FAILED;
 }
 
+/* ---- status for a user who is not root ----
+ *
+ * The state is root's (0700): a user learns her grants from what the
+ * device nodes themselves say, which any user can read (owner, mode and
+ * ACL, as getfacl shows them). Only her own uid's entries are printed:
+ * nothing of another user, of the originals or of the state. */
+
+struct user_grant {
+        char path[64];
+        enum xdev_class class;
+        enum xdev_access access;
+        bool owner; /* by ownership (mode=chown, or login(1) on a VT) */
+};
+
+/* UID's access to the node behind FD through a named ACL entry (masked),
+ * or by ownership. */
+static enum xdev_access user_access(int fd, const struct stat *st, uid_t uid, bool *owner) {
+        unsigned bits = 0;
+        char p[32];
+        acl_t acl;
+
+        *owner = st->st_uid == uid;
+        if (*owner)
+                bits = (st->st_mode >> 6) & 6;
+        (void) snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+        acl = acl_get_file(p, ACL_TYPE_ACCESS);
+        if (acl) {
+                unsigned entry = 0, mask = 6;
+                bool found = false;
+                acl_entry_t e;
+                for (int id = ACL_FIRST_ENTRY; acl_get_entry(acl, id, &e) == 1;
+                     id = ACL_NEXT_ENTRY) {
+                        acl_tag_t tag;
+                        acl_permset_t ps;
+                        unsigned perm = 0;
+                        if (acl_get_tag_type(e, &tag) < 0 || acl_get_permset(e, &ps) < 0)
+                                continue;
+                        perm = (acl_get_perm(ps, ACL_READ) == 1 ? 4u : 0u) |
+                                (acl_get_perm(ps, ACL_WRITE) == 1 ? 2u : 0u);
+                        if (tag == ACL_MASK)
+                                mask = perm;
+                        else if (tag == ACL_USER) {
+                                uid_t *q = acl_get_qualifier(e);
+                                if (q && *q == uid) {
+                                        entry = perm;
+                                        found = true;
+                                }
+                                if (q)
+                                        (void) acl_free(q);
+                        }
+                }
+                (void) acl_free(acl);
+                if (found && !*owner)
+                        bits = entry & mask;
+        }
+        return bits == 6 ? XDEV_ACCESS_RW : bits & 4 ? XDEV_ACCESS_R : XDEV_ACCESS_OFF;
+}
+
+static void user_scan(const char *path, enum xdev_class class, uid_t uid, struct user_grant *out,
+                      size_t max, size_t *n) {
+        struct stat st;
+        int fd;
+
+        for (size_t i = 0; i < *n; i++)
+                if (strcmp(out[i].path, path) == 0)
+                        return;
+        if (*n >= max || strlen(path) >= sizeof out[0].path)
+                return;
+        if (xdev_node_open(NULL, path, class, &fd, &st) < 0)
+                return; /* not a node of the class: nothing of ours */
+        out[*n] = (struct user_grant) { .class = class };
+        out[*n].access = user_access(fd, &st, uid, &out[*n].owner);
+        (void) close(fd);
+        if (out[*n].access == XDEV_ACCESS_OFF)
+                return;
+        strcpy(out[*n].path, path);
+        (*n)++;
+}
+
+static void user_glob(const char *pattern, enum xdev_class class, uid_t uid, struct user_grant *out,
+                      size_t max, size_t *n) {
+        glob_t gl;
+
+        if (glob(pattern, GLOB_NOESCAPE, NULL, &gl) != 0)
+                return;
+        for (size_t i = 0; i < gl.gl_pathc; i++)
+                if (xdev_path_is_valid(gl.gl_pathv[i]))
+                        user_scan(gl.gl_pathv[i], class, uid, out, max, n);
+        globfree(&gl);
+}
+
+static int cmd_status_user(const struct xdev_config *config, bool json) {
+        static const struct {
+                const char *pattern;
+                enum xdev_class class;
+        } patterns[] = {
+                { "/dev/dri/card*", XDEV_CLASS_DRM },
+                { "/dev/dri/renderD*", XDEV_CLASS_DRM },
+                { "/dev/input/event*", XDEV_CLASS_INPUT },
+                { "/dev/input/mouse*", XDEV_CLASS_INPUT },
+                { "/dev/input/mice", XDEV_CLASS_INPUT },
+                { "/dev/input/js*", XDEV_CLASS_INPUT },
+        };
+        struct user_grant grants[XDEV_NODES_MAX];
+        struct passwd *pw = getpwuid(getuid());
+        bool holds = false;
+        size_t n = 0;
+        int active = xdev_vt_active();
+
+        for (unsigned vt = 1; vt <= XDEV_VT_MAX; vt++) {
+                char path[32];
+                (void) snprintf(path, sizeof path, "/dev/tty%u", vt);
+                user_scan(path, XDEV_CLASS_VT, getuid(), grants, XDEV_NODES_MAX, &n);
+        }
+        user_scan("/dev/tty0", XDEV_CLASS_CONSOLE, getuid(), grants, XDEV_NODES_MAX, &n);
+        for (size_t i = 0; i < XDEV_ELEMENTSOF(patterns); i++)
+                user_glob(patterns[i].pattern, patterns[i].class, getuid(), grants, XDEV_NODES_MAX,
+                          &n);
+        for (size_t i = 0; config && i < config->n_globs; i++)
+                user_glob(config->globs[i].pattern, config->globs[i].class, getuid(), grants,
+                          XDEV_NODES_MAX, &n);
+        for (size_t i = 0; i < n; i++)
+                holds = holds || grants[i].class == XDEV_CLASS_DRM ||
+                        grants[i].class == XDEV_CLASS_INPUT;
+        if (json) {
+                printf("{\"uid\":%u,\"user\":", (unsigned) getuid());
+                json_string(stdout, pw ? pw->pw_name : "?");
+                printf(",\"active_vt\":%d", active);
+                json_bool(stdout, "holds_shared", holds);
+                printf(",\"nodes\":[");
+                for (size_t i = 0; i < n; i++)
+                        printf("%s{\"path\":\"%s\",\"class\":\"%s\",\"access\":\"%s\",\"by\":\"%s\"}",
+                               i ? "," : "", grants[i].path, xdev_class_to_string(grants[i].class),
+                               xdev_access_to_string(grants[i].access),
+                               grants[i].owner ? "owner" : "acl");
+                printf("]}\n");
+        } else {
+                printf("user: %s (uid %u); what the device nodes give you (the state is root's)\n",
+                       pw ? pw->pw_name : "?", (unsigned) getuid());
+                printf("active VT: %d\nconsole VTs:", active);
+                for (size_t i = 0; i < n; i++)
+                        if (grants[i].class == XDEV_CLASS_VT)
+                                printf(" %s", grants[i].path + 5);
+                printf("\nshared devices (DRM, input): %s\nnodes: %zu\n",
+                       holds ? "yours" : "not yours (another session holds them, or nobody)", n);
+                for (size_t i = 0; i < n; i++)
+                        printf("  %-24s %-7s %-2s (%s)\n", grants[i].path,
+                               xdev_class_to_string(grants[i].class),
+                               xdev_access_to_string(grants[i].access),
+                               grants[i].owner ? "owner" : "ACL entry");
+        }
+        return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_FAILED;
+}
+
+/* ---- check: any user ---- */
+
+static XDEV_PRINTF(3, 0) void log_plain(void *userdata, int priority, const char *fmt, va_list ap) {
+        (void) userdata, (void) priority;
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+}
+
+static int cmd_check(const char *conf, bool named) {
+        struct xdev_log log = { .fn = log_plain };
+        struct xdev_config config;
+        char why[256];
+        int errors;
+
+        xdev_config_init(&config);
+        errors = xdev_config_check(&config, conf, named, &log);
+        if (errors > 0)
+                fprintf(stderr, "%s: %d error%s\n", conf, errors, errors == 1 ? "" : "s");
+        else {
+                xdev_devices_explain(&config, NULL, why, sizeof why);
+                if (why[0])
+                        fprintf(stderr, "%s: warning: %s\n", conf, why);
+                printf("%s: ok\n", conf);
+        }
+        xdev_config_free(&config);
+        return errors > 0 ? EXIT_FAILED : EXIT_OK;
+}
+
 static int cmd_revoke_args(struct xdev_ctx *ctx, char **args, const struct flags *f) {
         return cmd_revoke(ctx, f->all ? NULL : args[0]);
 }
@@ -377,23 +573,21 @@ static int run_command(struct xdev_ctx *ctx, const char *name, int n_args, char 
 
 int main(int argc, char **argv) {
         static const struct option opts[] = {
-                { "conf", required_argument, NULL, 'c' },
-                { "debug", no_argument, NULL, 'd' },
-                { "json", no_argument, NULL, 'j' },
-                { "force", no_argument, NULL, 'f' },
-                { "all", no_argument, NULL, 'a' },
-                { "help", no_argument, NULL, 'h' },
-                {},
+                { "conf", required_argument, NULL, 'c' }, { "debug", no_argument, NULL, 'd' },
+                { "json", no_argument, NULL, 'j' },       { "force", no_argument, NULL, 'f' },
+                { "all", no_argument, NULL, 'a' },        { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },    {},
         };
         const char *conf = XDEV_DEFAULT_CONF, *cmd;
-        bool json = false, force = false, debug = false, all = false;
+        bool json = false, force = false, debug = false, all = false, named = false;
         struct xdev_ctx ctx;
         int c, r, ret;
 
-        while ((c = getopt_long(argc, argv, "+c:djfh", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "+c:djfhV", opts, NULL)) != -1) {
                 switch (c) {
                 case 'c':
                         conf = optarg;
+                        named = true;
                         break;
                 case 'd':
                         debug = true;
@@ -407,6 +601,9 @@ int main(int argc, char **argv) {
                 case 'h':
                         usage(stdout);
                         return EXIT_OK;
+                case 'V':
+                        printf("xdevices " PACKAGE_VERSION "\n");
+                        return EXIT_OK;
                 default:
                         usage(stderr);
                         return EXIT_USAGE;
@@ -418,8 +615,11 @@ int main(int argc, char **argv) {
         }
         cmd = argv[optind++];
         /* options may follow the command too: "status --json" */
-        while ((c = getopt_long(argc, argv, "jf", opts, NULL)) != -1) {
-                if (c == 'j')
+        while ((c = getopt_long(argc, argv, "c:jf", opts, NULL)) != -1) {
+                if (c == 'c' && strcmp(cmd, "check") == 0) {
+                        conf = optarg; /* "check --conf=PATH" */
+                        named = true;
+                } else if (c == 'j')
                         json = true;
                 else if (c == 'f')
                         force = true;
@@ -429,6 +629,23 @@ int main(int argc, char **argv) {
                         usage(stderr);
                         return EXIT_USAGE;
                 }
+        }
+        if (strcmp(cmd, "check") == 0) {
+                if (optind != argc) {
+                        usage(stderr);
+                        return EXIT_USAGE;
+                }
+                return cmd_check(conf, named);
+        }
+        if (geteuid() != 0 && strcmp(cmd, "status") == 0 && optind == argc) {
+                struct xdev_config config;
+                xdev_config_init(&config);
+                /* the globs of a readable config; without it, the usual names */
+                if (xdev_config_load(&config, conf, NULL) < 0)
+                        xdev_config_free(&config);
+                ret = cmd_status_user(&config, json);
+                xdev_config_free(&config);
+                return ret;
         }
         if (geteuid() != 0) {
                 fprintf(stderr, "xdevices: must be run as root\n");
@@ -440,7 +657,8 @@ int main(int argc, char **argv) {
 
         xdev_ctx_init(&ctx);
         ctx.log = (struct xdev_log) { .fn = log_to_stderr, .debug = debug };
-        r = xdev_config_load(&ctx.config, conf, &ctx.log);
+        r = named ? xdev_config_load_named(&ctx.config, conf, &ctx.log)
+                  : xdev_config_load(&ctx.config, conf, &ctx.log);
         if (r < 0) {
                 xdev_log(&ctx.log, LOG_ERR, "configuration is broken; no device will be granted");
                 ctx.config_ok = false;

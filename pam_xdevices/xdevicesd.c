@@ -73,6 +73,7 @@ static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char 
 static void usage(FILE *out) {
         fprintf(out,
                 "Usage: xdevicesd [--conf=PATH] [--debug] [--stderr]\n"
+                "       xdevicesd --version\n"
                 "\n"
                 "Gives the shared devices (DRM, input) to the user whose console session is on\n"
                 "the VT in front, and to nobody while a VT without one is in front. Runs in\n"
@@ -124,7 +125,7 @@ static int lock_daemon(const char *statedir) {
 static void active_rearm(int fd) {
         char buf[32];
         (void) lseek(fd, 0, SEEK_SET);
-        (void) read(fd, buf, sizeof buf);
+        (void) !read(fd, buf, sizeof buf);
 }
 
 /* Reads the queued inotify events; true if one says the state file was
@@ -412,18 +413,16 @@ out:
 
 int main(int argc, char **argv) {
         static const struct option opts[] = {
-                { "conf", required_argument, NULL, 'c' },
-                { "debug", no_argument, NULL, 'd' },
-                { "stderr", no_argument, NULL, 's' },
-                { "help", no_argument, NULL, 'h' },
-                {},
+                { "conf", required_argument, NULL, 'c' }, { "debug", no_argument, NULL, 'd' },
+                { "stderr", no_argument, NULL, 's' },     { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },    {},
         };
         const char *conf = XDEV_DEFAULT_CONF;
         bool debug = false;
         struct xdev_ctx ctx;
         int c, ret;
 
-        while ((c = getopt_long(argc, argv, "c:dsh", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "c:dshV", opts, NULL)) != -1) {
                 switch (c) {
                 case 'c':
                         conf = optarg;
@@ -436,6 +435,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'h':
                         usage(stdout);
+                        return EXIT_OK;
+                case 'V':
+                        printf("xdevicesd " PACKAGE_VERSION "\n");
                         return EXIT_OK;
                 default:
                         usage(stderr);

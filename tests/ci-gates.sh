@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# CI gates: gcc and clang -Werror builds in their own build trees,
-# cppcheck clean, no whitespace errors, the style (tools/format-check.sh),
+# CI gates: gcc and clang -Werror builds in their own build trees, the
+# package's build (Debian's hardening flags from dpkg-buildflags, as
+# debian/rules gets them, plus -Werror; no tests), cppcheck clean, no whitespace errors, the style (tools/format-check.sh),
 # make distcheck. Prints each gate's
 # time and ends with "N passed, N failed". Run from anywhere in the tree.
 # Debian: apt-get install gcc clang cppcheck (plus the build dependencies).
@@ -46,6 +47,25 @@ build_with() {
 		make -j"$jobs" && make -j"$jobs" check TESTS= && cd "$top"
 }
 
+# What dpkg-buildpackage compiles, with the flags it passes (-O2,
+# _FORTIFY_SOURCE=2 and its warn_unused_result, -fstack-protector-strong,
+# -Werror=format-security...), each warning an error; then "make install"
+# into a DESTDIR, which must put no libtool archive into the PAM directory.
+build_debian_flags() {
+	dir=$work/build-debian-flags
+	copy_tree "$dir" && cd "$dir" && ./autogen.sh &&
+		./configure --sysconfdir=/etc --disable-tests --with-securedir=/lib/security \
+			CFLAGS="$(dpkg-buildflags --get CFLAGS) -Werror" \
+			CPPFLAGS="$(dpkg-buildflags --get CPPFLAGS)" \
+			LDFLAGS="$(dpkg-buildflags --get LDFLAGS)" &&
+		make -j"$jobs" && rm -rf "$dir/dest" && make install DESTDIR="$dir/dest" &&
+		test -e "$dir/dest/lib/security/pam_xdevices.so" &&
+		if ls "$dir"/dest/lib/security/*.la 2>/dev/null; then
+			echo "a libtool archive in the PAM module directory" >&2
+			false
+		fi && cd "$top"
+}
+
 cppcheck_clean() {
 	cd "$top" && cppcheck --quiet --error-exitcode=1 --inline-suppr --std=c11 \
 		--enable=warning,portability,performance --suppress=missingIncludeSystem \
@@ -69,6 +89,7 @@ distcheck() {
 mkdir -p "$work"
 gate build-gcc build_with gcc
 gate build-clang build_with clang
+gate build-debian-flags build_debian_flags
 gate cppcheck cppcheck_clean
 gate whitespace whitespace_clean
 gate format sh "$top/tools/format-check.sh"

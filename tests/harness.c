@@ -642,7 +642,7 @@ pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term) {
                     (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
                      setresuid(uid, uid, uid) < 0))
                         _exit(11);
-                (void) write(p[1], "r", 1);
+                (void) !write(p[1], "r", 1);
                 for (;;)
                         pause();
         }

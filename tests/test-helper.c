@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <security/pam_appl.h>
@@ -275,34 +276,170 @@ START_TEST(test_damaged_state_is_refused_until_forced_reset) {
 }
 END_TEST
 
-START_TEST(test_refuses_non_root_and_bad_usage) {
-        int p[2];
+/* Runs PROG (a path) with ARGV[1..] as UID (0: root); its stdout and
+ * stderr go to *RET_OUT. Returns the exit status. */
+static int run_as(uid_t uid, const char *prog, const char *const *argv, char **ret_out) {
+        int p[2], status;
         /* opened as root: the build tree may sit under a directory the
          * unprivileged user cannot enter (a 0700 mktemp -d) */
-        int exe = open(helper(), O_RDONLY | O_CLOEXEC);
+        int exe = open(prog, O_RDONLY | O_CLOEXEC);
         ck_assert_int_ge(exe, 0);
         ck_assert_int_eq(pipe(p), 0);
+        fflush(NULL);
         pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                char *const argv[] = { "xdevices", "status", NULL };
+                dup2(p[1], 1);
                 dup2(p[1], 2);
-                if (setgid(H_UID_ALICE) < 0 || setuid(H_UID_ALICE) < 0)
+                if (uid != 0 && (setgroups(0, NULL) < 0 || setgid(uid) < 0 || setuid(uid) < 0))
                         _exit(99);
-                fexecve(exe, argv, environ);
+                fexecve(exe, (char *const *) argv, environ);
                 _exit(98);
         }
         close(exe);
         close(p[1]);
-        char buf[256] = "";
-        ssize_t n = read(p[0], buf, sizeof buf - 1);
+        size_t cap = 65536, len = 0;
+        char *buf = malloc(cap);
+        ck_assert_ptr_nonnull(buf);
+        for (ssize_t n; (n = read(p[0], buf + len, cap - 1 - len)) > 0;)
+                len += (size_t) n;
+        buf[len] = '\0';
         close(p[0]);
-        ck_assert_int_gt(n, 0);
-        int status;
-        waitpid(pid, &status, 0);
-        ck_assert_int_eq(WEXITSTATUS(status), 3);
-        ck_assert_ptr_nonnull(strstr(buf, "must be run as root"));
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        *ret_out = buf;
+        return WEXITSTATUS(status);
+}
+
+START_TEST(test_refuses_non_root_and_bad_usage) {
+        char *out = NULL;
+        const char *argv[] = { "xdevices", "gc", NULL };
+        ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 3);
+        ck_assert_ptr_nonnull(strstr(out, "must be run as root"));
+        free(out);
         ck_assert_int_eq(run("frobnicate", NULL, NULL), 2);
         ck_assert_int_eq(run("apply", NULL, NULL), 2);
+}
+END_TEST
+
+/* --version on every program: the configure version, exit 0. */
+START_TEST(test_version) {
+        const char *progs[] = { helper(), getenv("XDEV_DAEMON"), getenv("XDEV_VT_RUN") };
+        const char *names[] = { "xdevices ", "xdevicesd ", "xdevices-vt-run " };
+        for (size_t i = 0; i < 3; i++) {
+                char *out = NULL, want[64];
+                const char *argv[] = { names[i], "--version", NULL };
+                ck_assert_msg(progs[i], "XDEV_DAEMON or XDEV_VT_RUN is not set");
+                ck_assert_int_eq(run_as(H_UID_ALICE, progs[i], argv, &out), 0);
+                snprintf(want, sizeof want, "%s%s\n", names[i], PACKAGE_VERSION);
+                ck_assert_str_eq(out, want);
+                free(out);
+        }
+}
+END_TEST
+
+/* xdevices check, as root and as any user: every error of the file and
+ * its drop-ins as FILE:LINE: message, exit 1; a good file "ok", exit 0; a
+ * named file that is missing is an error, not the defaults. */
+START_TEST(test_check) {
+        char *out = NULL;
+        const char *argv[] = { "xdevices", "check", "--conf=" H_ROOT "/check/x.conf", NULL };
+        const char *argv_missing[] = { "xdevices", "--conf=" H_ROOT "/check/none.conf", "check",
+                                       NULL };
+
+        (void) mkdir(H_ROOT "/check", 0755);
+        (void) mkdir(H_ROOT "/check/xdevices.d", 0755);
+        h_write_file(H_ROOT "/check/x.conf",
+                     "# a comment\nmode = chwon\nfrobnicate = 1\ndrm = r\nlinger_grace = 1x\n",
+                     0644, 0);
+        h_write_file(H_ROOT "/check/xdevices.d/10-a.conf", "\ninput = sometimes\n", 0644, 0);
+        for (int as = 0; as < 2; as++) {
+                ck_assert_int_eq(run_as(as ? H_UID_ALICE : 0, helper(), argv, &out), 1);
+                printf("--- xdevices check (uid %d) ---\n%s---\n", as ? H_UID_ALICE : 0, out);
+                ck_assert_ptr_nonnull(
+                        strstr(out, H_ROOT "/check/x.conf:2: bad value for \"mode\""));
+                ck_assert_ptr_nonnull(strstr(out, H_ROOT "/check/x.conf:3: unknown key"));
+                ck_assert_ptr_nonnull(
+                        strstr(out, H_ROOT "/check/x.conf:5: bad value for \"linger_grace\""));
+                ck_assert_ptr_nonnull(
+                        strstr(out,
+                               H_ROOT "/check/xdevices.d/10-a.conf:2: bad value for \"input\""));
+                ck_assert_ptr_nonnull(strstr(out, H_ROOT "/check/x.conf: 4 errors"));
+                free(out);
+        }
+        /* a group-writable drop-in is an error of its own */
+        h_write_file(H_ROOT "/check/x.conf", "drm = r\n", 0644, 0);
+        h_write_file(H_ROOT "/check/xdevices.d/10-a.conf", "input = r\n", 0664, 0);
+        ck_assert_int_eq(run_as(0, helper(), argv, &out), 1);
+        ck_assert_ptr_nonnull(
+                strstr(out, H_ROOT "/check/xdevices.d/10-a.conf: must be owned by root"));
+        free(out);
+        h_write_file(H_ROOT "/check/xdevices.d/10-a.conf", "input = r\n", 0644, 0);
+        h_write_file(H_ROOT "/check/x.conf", "drm = r\ndevices = glob\nglob = drm:/dev/dri/card*\n",
+                     0644, 0);
+        ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 0);
+        ck_assert_str_eq(out, H_ROOT "/check/x.conf: ok\n");
+        free(out);
+        /* devices = glob with no glob line: fine to parse, but said */
+        h_write_file(H_ROOT "/check/x.conf", "devices = glob\n", 0644, 0);
+        ck_assert_int_eq(run_as(0, helper(), argv, &out), 0);
+        ck_assert_ptr_nonnull(
+                strstr(out, "warning: devices = glob but no glob lines: only the VT"));
+        free(out);
+        ck_assert_int_eq(run_as(0, helper(), argv_missing, &out), 1);
+        ck_assert_ptr_nonnull(
+                strstr(out, H_ROOT "/check/none.conf: cannot open: No such file or directory"));
+        free(out);
+}
+END_TEST
+
+/* xdevices status by a user who is not root: her own VT and grants, read
+ * from the nodes; nothing of bob (his name, uid, VT) and no originals. */
+START_TEST(test_status_as_user) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        const char *argv[] = { "xdevices", "status", NULL };
+        const char *argv_json[] = { "xdevices", "status", "--json", NULL };
+        char *out = NULL, want[128], bob_uid[32];
+
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        snprintf(bob_uid, sizeof bob_uid, "%d", H_UID_BOB);
+        ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 0);
+        printf("--- xdevices status as xdalice ---\n%s---\n", out);
+        snprintf(want, sizeof want, "user: xdalice (uid %d)", H_UID_ALICE);
+        ck_assert_ptr_nonnull(strstr(out, want));
+        snprintf(want, sizeof want, "console VTs: tty%d\n", h_vt);
+        ck_assert_ptr_nonnull(strstr(out, want));
+        ck_assert_ptr_nonnull(strstr(out, "shared devices (DRM, input): yours"));
+        ck_assert_ptr_nonnull(strstr(out, "/dev/dri/card0           drm     rw (ACL entry)"));
+        ck_assert_ptr_nonnull(strstr(out, "/dev/input/event0"));
+        ck_assert_ptr_null(strstr(out, "xdbob"));
+        ck_assert_ptr_null(strstr(out, bob_uid));
+        ck_assert_ptr_null(strstr(out, "was "));
+        free(out);
+        ck_assert_int_eq(run_as(H_UID_BOB, helper(), argv, &out), 0);
+        printf("--- xdevices status as xdbob ---\n%s---\n", out);
+        snprintf(want, sizeof want, "console VTs: tty%d\n", h_vt + 1);
+        ck_assert_ptr_nonnull(strstr(out, want));
+        ck_assert_ptr_nonnull(strstr(out, "shared devices (DRM, input): not yours"));
+        ck_assert_ptr_null(strstr(out, "/dev/dri/card0"));
+        ck_assert_ptr_null(strstr(out, "xdalice"));
+        free(out);
+        ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv_json, &out), 0);
+        snprintf(want, sizeof want, "{\"uid\":%d,\"user\":\"xdalice\",", H_UID_ALICE);
+        ck_assert_ptr_nonnull(strstr(out, want));
+        ck_assert_ptr_nonnull(strstr(out, "\"holds_shared\":true"));
+        ck_assert_ptr_nonnull(strstr(
+                out,
+                "{\"path\":\"/dev/dri/card0\",\"class\":\"drm\",\"access\":\"rw\",\"by\":\"acl\"}"));
+        free(out);
+        h_session_close(b);
+        h_session_close(a);
+        /* after the logout: nothing */
+        ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 0);
+        ck_assert_ptr_nonnull(strstr(out, "nodes: 0\n"));
+        free(out);
 }
 END_TEST
 
@@ -320,6 +457,9 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_reset_restores_everything);
         tcase_add_test(tc, test_damaged_state_is_refused_until_forced_reset);
         tcase_add_test(tc, test_refuses_non_root_and_bad_usage);
+        tcase_add_test(tc, test_version);
+        tcase_add_test(tc, test_check);
+        tcase_add_test(tc, test_status_as_user);
         suite_add_tcase(s, tc);
         return s;
 }
