@@ -581,6 +581,22 @@ static void undo_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_lo
         (void) commit(ctx, t, false, false);
 }
 
+static void login_result(const struct txn *t, const struct xdev_login *login) {
+        struct xdev_login_result *res = login->result;
+
+        if (!res)
+                return;
+        *res = (struct xdev_login_result) { .follow = t->state.follow };
+        for (size_t i = 0; i < t->state.n_nodes; i++) {
+                const struct xdev_node *n = &t->state.nodes[i];
+                if (!n->granted || n->grantee != login->uid ||
+                    (unsigned) n->class >= _XDEV_CLASS_MAX ||
+                    (n->class == XDEV_CLASS_VT && n->rdev != makedev(4, login->vt)))
+                        continue;
+                res->granted[n->class]++;
+        }
+}
+
 int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         struct txn t;
         int r, failed;
@@ -613,6 +629,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         (void) adopt_sweeps(ctx, &t);
         if (xdev_state_find_session(&t.state, login->pid, login->start) >= 0) {
                 r = t.state.has_holder && t.state.holder == login->uid;
+                login_result(&t, login);
                 goto out;
         }
         elect_with_login(&t.state, t.active_vt, login);
@@ -657,6 +674,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL, &t.bin,
                                  &t.waits);
         r = t.state.has_holder && t.state.holder == login->uid;
+        login_result(&t, login);
         goto out;
 
 rollback_nosave:

@@ -23,6 +23,14 @@ struct xdev_ctx {
         const char *statedir; /* XDEV_STATEDIR unless a test says otherwise */
 };
 
+/* What a login got, for its log line: the nodes of each class the user
+ * has once it is recorded (VT: this login's), and whether xdevicesd
+ * decides the holder. */
+struct xdev_login_result {
+        unsigned granted[_XDEV_CLASS_MAX];
+        bool follow;
+};
+
 struct xdev_login {
         const char *user;
         uid_t uid;
@@ -30,6 +38,7 @@ struct xdev_login {
         unsigned vt;
         pid_t pid;
         uint64_t start;
+        struct xdev_login_result *result; /* filled on success when not NULL */
 };
 
 /* Records the session, grants its VT, and if it becomes (or is) the

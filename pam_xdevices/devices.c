@@ -180,16 +180,15 @@ void xdev_devices_explain(const struct xdev_config *config, const unsigned *coun
         if (!any_on)
                 return; /* nothing shared was asked for */
         if (src == XDEV_SOURCE_GLOB && config->n_globs == 0) {
-                (void) snprintf(buf, size, "devices = %s but %sno glob lines: only the VT", key,
+                (void) snprintf(buf, size, "devices = %s but %sno glob lines", key,
                                 config->source == XDEV_SOURCE_AUTO
                                         ? "no udev database (/run/udev/control) and "
                                         : "");
                 return;
         }
         if (config->source == XDEV_SOURCE_UDEV && !udevd_runs()) {
-                (void) snprintf(
-                        buf, size,
-                        "devices = udev but udevd is not running (no /run/udev/control): only the VT");
+                (void) snprintf(buf, size,
+                                "devices = udev but udevd is not running (no /run/udev/control)");
                 return;
         }
         for (int c = 0; counts && c < _XDEV_CLASS_MAX; c++) {

@@ -7,9 +7,15 @@
  *     when PAM_TTY is exactly ttyN/dev/ttyN (1..63), the caller leads the
  *     session whose controlling tty that VT is, and PAM_RHOST and PAM_RUSER
  *     are empty (su and sudo, even to oneself, never count).
- *  2. Anything that does not count returns PAM_IGNORE and touches nothing.
+ *  2. Anything that does not count returns PAM_IGNORE and touches nothing;
+ *     it says why in one info line (at debug level only for a service the
+ *     config leaves out: services, deny_services).
  *  3. XDG_VTNR/XDG_SEAT are set from the validated VT only, overriding any
- *     value an earlier module or the user planted. */
+ *     value an earlier module or the user planted.
+ *  4. One info line per login that counts says what was granted, by class,
+ *     and why anything expected was not. The user hears of it (one line in
+ *     the PAM conversation, not with PAM_SILENT) only when the config is
+ *     broken or nothing but the VT was granted. */
 #include "config.h"
 
 #include <errno.h>
@@ -25,31 +31,57 @@
 #include <security/pam_modutil.h>
 
 #include "core.h"
+#include "devices.h"
 #include "tty.h"
 
 #define DATA_OPENED "pam_xdevices_opened"
 
+/* Where the core's messages go: syslog, and the first error is kept for
+ * the user (a broken config's FILE:LINE: reason). */
+struct sink {
+        pam_handle_t *pamh;
+        char first_error[200];
+};
+
 static XDEV_PRINTF(3, 0) void log_to_pam(void *userdata, int priority, const char *fmt,
                                          va_list ap) {
-        pam_vsyslog((pam_handle_t *) userdata, priority, fmt, ap);
+        struct sink *sink = userdata;
+
+        if (priority <= LOG_ERR && !sink->first_error[0]) {
+                va_list copy;
+                va_copy(copy, ap);
+                (void) vsnprintf(sink->first_error, sizeof sink->first_error, fmt, copy);
+                va_end(copy);
+        }
+        pam_vsyslog(sink->pamh, priority, fmt, ap);
 }
 
-/* Arguments, then the config file (which arguments may name), then the
- * arguments again so that they win over the file. */
-static int setup(pam_handle_t *pamh, int argc, const char **argv, struct xdev_ctx *ctx) {
-        const char *conf = XDEV_DEFAULT_CONF;
+/* One line to the user through the application's conversation. */
+static void tell(pam_handle_t *pamh, int flags, int style, const char *msg) {
+        if (flags & PAM_SILENT)
+                return;
+        (void) pam_prompt(pamh, style, NULL, "pam_xdevices: %s", msg);
+}
+
+/* Arguments, then the config file (which arguments may name: then it must
+ * exist), then the arguments again so that they win over the file. */
+static int setup(pam_handle_t *pamh, int argc, const char **argv, struct xdev_ctx *ctx,
+                 struct sink *sink) {
+        const char *conf = NULL; /* set when an argument names it */
         struct xdev_config scratch;
         int r;
 
         xdev_ctx_init(ctx);
-        ctx->log = (struct xdev_log) { .fn = log_to_pam, .userdata = pamh };
+        *sink = (struct sink) { .pamh = pamh };
+        ctx->log = (struct xdev_log) { .fn = log_to_pam, .userdata = sink };
         xdev_config_init(&scratch);
         r = xdev_config_parse_args(&scratch, argc, argv, &conf, &ctx->log);
         ctx->log.debug = scratch.debug;
         xdev_config_free(&scratch);
         if (r < 0)
                 goto broken;
-        r = xdev_config_load(&ctx->config, conf, &ctx->log);
+        r = conf ? xdev_config_load_named(&ctx->config, conf, &ctx->log)
+                 : xdev_config_load(&ctx->config, XDEV_DEFAULT_CONF, &ctx->log);
         if (r < 0)
                 goto broken;
         r = xdev_config_parse_args(&ctx->config, argc, argv, NULL, NULL);
@@ -76,7 +108,8 @@ static const char *item(pam_handle_t *pamh, int type) {
 }
 
 /* doc/DESIGN.md §3.3. Returns the VT, or 0 when this login does not count (the
- * reason is logged at debug level, or as an error for forged items). */
+ * reason is logged in one info line, at debug level for a service the config
+ * leaves out, or as a warning for forged items). */
 static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *user) {
         const char *tty = item(pamh, PAM_TTY);
         const char *rhost = item(pamh, PAM_RHOST);
@@ -90,12 +123,16 @@ static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *
                 return 0;
         }
         if (!xdev_login_items_are_local(user, ruser, rhost)) {
-                xdev_debug(&ctx->log, "not a console login (PAM_RHOST or PAM_RUSER set), ignoring");
+                pam_syslog(
+                        pamh, LOG_INFO,
+                        "\"%s\": not a console login (PAM_RHOST or PAM_RUSER set): nothing granted",
+                        user);
                 return 0;
         }
         vt = xdev_tty_parse(tty);
         if (vt < 0) {
-                xdev_debug(&ctx->log, "PAM_TTY is not a virtual console, ignoring");
+                pam_syslog(pamh, LOG_INFO,
+                           "\"%s\": PAM_TTY is not a virtual console: nothing granted", user);
                 return 0;
         }
         r = xdev_tty_is_controlling((unsigned) vt);
@@ -108,25 +145,60 @@ static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *
         }
         r = xdev_tty_leads_session((unsigned) vt);
         if (r <= 0) {
-                xdev_debug(
-                        &ctx->log,
-                        "this process does not lead the session of tty%d (a session inside a session), ignoring",
-                        vt);
+                pam_syslog(
+                        pamh, LOG_INFO,
+                        "\"%s\" on tty%d: this process does not lead the session of the VT (a session inside a session): nothing granted",
+                        user, vt);
                 return 0;
         }
         return vt;
 }
 
+/* The login's line: the nodes granted by class, and why a class that is
+ * on got none; the user is told when nothing but the VT was granted. */
+static void report(pam_handle_t *pamh, int flags, const struct xdev_ctx *ctx, const char *user,
+                   int vt, bool holder, const struct xdev_login_result *res) {
+        const unsigned *g = res->granted;
+        char why[300] = "", msg[400];
+        unsigned shared = g[XDEV_CLASS_DRM] + g[XDEV_CLASS_INPUT] + g[XDEV_CLASS_CONSOLE];
+
+        if (!holder)
+                (void) snprintf(why, sizeof why,
+                                res->follow ? "the shared devices go to the VT in front (xdevicesd)"
+                                            : "another console session holds the shared devices "
+                                              "until its last logout (no xdevicesd runs)");
+        else {
+                xdev_devices_explain(&ctx->config, g, why, sizeof why);
+                if (!why[0] && shared == 0 &&
+                    (ctx->config.access[XDEV_CLASS_DRM] != XDEV_ACCESS_OFF ||
+                     ctx->config.access[XDEV_CLASS_INPUT] != XDEV_ACCESS_OFF))
+                        (void) snprintf(why, sizeof why, "no shared device found");
+        }
+        pam_syslog(pamh, LOG_INFO,
+                   "\"%s\" on tty%d: granted vt %u, drm %u, input %u, console %u; %s%s%s", user, vt,
+                   g[XDEV_CLASS_VT], g[XDEV_CLASS_DRM], g[XDEV_CLASS_INPUT], g[XDEV_CLASS_CONSOLE],
+                   shared > 0 ? "holds the shared devices" : "only the VT", why[0] ? ": " : "",
+                   why);
+        if (shared == 0 && why[0]) {
+                (void) snprintf(msg, sizeof msg,
+                                "only this VT was granted (%s); X or a compositor cannot start",
+                                why);
+                tell(pamh, flags, PAM_TEXT_INFO, msg);
+        }
+}
+
 XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct xdev_ctx ctx;
-        struct xdev_login login = { 0 };
+        struct xdev_login_result result;
+        struct xdev_login login = { .result = &result };
+        struct sink sink;
         const char *user = NULL, *service;
         struct xdev_proc_stat pst;
         struct passwd *pw;
         char env[32];
         int vt, r, ret = PAM_IGNORE;
 
-        (void) setup(pamh, argc, argv, &ctx);
+        (void) setup(pamh, argc, argv, &ctx, &sink);
         if (!ctx.config.ignore_logind && logind_is_running()) {
                 pam_syslog(pamh, LOG_INFO, "systemd-logind manages seats here; standing down");
                 goto out;
@@ -139,6 +211,12 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         if (vt <= 0)
                 goto out;
         if (!ctx.config_ok) {
+                char msg[300];
+                (void) snprintf(
+                        msg, sizeof msg,
+                        "the configuration is broken (%s): no device granted, not even this VT; tell the administrator",
+                        sink.first_error[0] ? sink.first_error : "see the system log");
+                tell(pamh, flags, PAM_ERROR_MSG, msg);
                 ret = PAM_SESSION_ERR;
                 goto out;
         }
@@ -152,7 +230,8 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
                 goto out;
         }
         if (pw->pw_uid == 0) {
-                xdev_debug(&ctx.log, "root needs no grants, ignoring");
+                pam_syslog(pamh, LOG_INFO, "\"%s\" on tty%d: root needs no grants: nothing granted",
+                           user, vt);
                 goto out;
         }
         service = item(pamh, PAM_SERVICE);
@@ -173,9 +252,7 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
                 ret = PAM_SESSION_ERR;
                 goto out;
         }
-        pam_syslog(pamh, LOG_INFO, "\"%s\" on tty%d: %s", user, vt,
-                   r > 0 ? "VT and shared devices granted"
-                         : "VT granted; another session holds the shared devices");
+        report(pamh, flags, &ctx, user, vt, r > 0, &result);
         if (pam_set_data(pamh, DATA_OPENED, (void *) 1, NULL) != PAM_SUCCESS)
                 pam_syslog(
                         pamh, LOG_WARNING,
@@ -193,6 +270,7 @@ out:
 XDEV_EXPORT int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct xdev_ctx ctx;
         struct xdev_proc_stat pst;
+        struct sink sink;
         int r, ret = PAM_IGNORE;
 
         const void *opened = NULL;
@@ -202,7 +280,7 @@ XDEV_EXPORT int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, co
         if (pam_get_data(pamh, DATA_OPENED, &opened) != PAM_SUCCESS || !opened)
                 return PAM_IGNORE;
         /* A broken config still lets us restore: the ledger holds everything. */
-        (void) setup(pamh, argc, argv, &ctx);
+        (void) setup(pamh, argc, argv, &ctx, &sink);
         if (xdev_proc_stat(getpid(), &pst) < 0)
                 goto out;
         r = xdev_session_close(&ctx, getpid(), pst.start);

@@ -509,7 +509,7 @@ static int cmd_check(const char *conf, bool named) {
         else {
                 xdev_devices_explain(&config, NULL, why, sizeof why);
                 if (why[0])
-                        fprintf(stderr, "%s: warning: %s\n", conf, why);
+                        fprintf(stderr, "%s: warning: %s: a login gets only its VT\n", conf, why);
                 printf("%s: ok\n", conf);
         }
         xdev_config_free(&config);

@@ -364,6 +364,7 @@ void h_fresh(const char *conf, const char *args) {
         h_write_file(H_PAMDIR "/other-service", svc, 0644, 0);
         h_set_active_vt(1);
         log_listen();
+        (void) unlink(H_ROOT "/conv");
 }
 
 char *h_node_describe(const char *path) {
@@ -417,10 +418,49 @@ const char *h_acl_of(const char *path, uid_t uid) {
         return buf;
 }
 
+/* The application's side of the PAM conversation, as login(1) has it for
+ * messages: each info or error message is appended to H_ROOT/conv as
+ * "info: TEXT" or "error: TEXT" (h_conv_take reads them). A prompt gets
+ * PAM_CONV_ERR: the module must never ask anything. */
 static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
-        (void) n, (void) msg, (void) data;
+        struct pam_response *r;
+        int fd;
+
+        (void) data;
         *resp = NULL;
-        return PAM_CONV_ERR;
+        for (int i = 0; i < n; i++)
+                if (msg[i]->msg_style != PAM_TEXT_INFO && msg[i]->msg_style != PAM_ERROR_MSG)
+                        return PAM_CONV_ERR;
+        if (n <= 0 || n > PAM_MAX_NUM_MSG)
+                return PAM_CONV_ERR;
+        r = calloc((size_t) n, sizeof *r);
+        if (!r)
+                return PAM_BUF_ERR;
+        fd = open(H_ROOT "/conv", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        for (int i = 0; fd >= 0 && i < n; i++)
+                (void) !dprintf(fd, "%s: %s\n",
+                                msg[i]->msg_style == PAM_TEXT_INFO ? "info" : "error", msg[i]->msg);
+        if (fd >= 0)
+                (void) close(fd);
+        *resp = r;
+        return PAM_SUCCESS;
+}
+
+char *h_conv_take(void) {
+        int fd = open(H_ROOT "/conv", O_RDONLY | O_CLOEXEC);
+        char *buf = calloc(1, 65536);
+        ssize_t n;
+
+        if (!buf)
+                die("calloc");
+        if (fd < 0)
+                return buf;
+        n = read(fd, buf, 65535);
+        (void) close(fd);
+        if (n < 0)
+                die("read conv");
+        (void) unlink(H_ROOT "/conv");
+        return buf;
 }
 
 static void child_session(const char *user, int vt, const struct h_opts *o, int in, int out) {

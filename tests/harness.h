@@ -123,6 +123,11 @@ int h_run_helper(const char *const *argv, const char *const *env, char **ret_err
  * everything logged since the last call (malloc'd, never NULL). */
 char *h_log_take(void);
 
+/* What the module said to the user through the PAM conversation since the
+ * last call (or h_fresh): "info: TEXT\n" and "error: TEXT\n" lines,
+ * malloc'd, never NULL. */
+char *h_conv_take(void);
+
 /* The first free VT by VT_OPENQRY on /dev/tty0, as a user of the machine
  * would find it; -1 when none. */
 int h_vt_openqry(void);

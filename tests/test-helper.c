@@ -384,7 +384,7 @@ START_TEST(test_check) {
         h_write_file(H_ROOT "/check/x.conf", "devices = glob\n", 0644, 0);
         ck_assert_int_eq(run_as(0, helper(), argv, &out), 0);
         ck_assert_ptr_nonnull(
-                strstr(out, "warning: devices = glob but no glob lines: only the VT"));
+                strstr(out, "warning: devices = glob but no glob lines: a login gets only its VT"));
         free(out);
         ck_assert_int_eq(run_as(0, helper(), argv_missing, &out), 1);
         ck_assert_ptr_nonnull(

@@ -301,7 +301,7 @@ START_TEST(test_broken_config_grants_nothing) {
                               a->open_ret);
                 h_snap_assert_equal(&before, bad[i]);
                 char *log = h_log_take();
-                ck_assert_msg(strstr(log, "xdevices.conf\":1:") &&
+                ck_assert_msg(strstr(log, "xdevices.conf:1:") &&
                                       strstr(log, "configuration is broken"),
                               "config %zu: log lacks the reason: %s", i, log);
                 free(log);
@@ -395,6 +395,157 @@ END_TEST
 
 START_TEST(test_root_login_grants_nothing) {
         assert_ignored("root", h_vt, NULL, "root login");
+}
+END_TEST
+
+/* Fails unless the text LOG contains NEEDLE. */
+#define assert_has(log, needle) \
+        ck_assert_msg(strstr((log), (needle)), "lacks \"%s\" in:\n%s", (needle), (log))
+
+/* The lines in TEXT that contain NEEDLE. */
+static int count_lines(const char *text, const char *needle) {
+        int n = 0;
+        for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
+/* One info line per login: what was granted, by class, and why anything
+ * expected was not; the user is told only when nothing but the VT was. */
+START_TEST(test_login_line_names_grants_and_tells_user_when_only_vt) {
+        char want[300];
+        free(h_log_take());
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        char *log = h_log_take(), *conv = h_conv_take();
+        snprintf(
+                want, sizeof want,
+                "\"xdalice\" on tty%d: granted vt 1, drm 2, input 5, console 0; holds the shared devices\n",
+                h_vt);
+        assert_has(log, want);
+        ck_assert_msg(conv[0] == '\0', "the user was told: %s", conv);
+        free(log), free(conv);
+        /* bob's login gets only his VT, and hears why */
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        log = h_log_take(), conv = h_conv_take();
+        snprintf(
+                want, sizeof want,
+                "\"xdbob\" on tty%d: granted vt 1, drm 0, input 0, console 0; only the VT: another console session holds the shared devices until its last logout (no xdevicesd runs)\n",
+                h_vt + 1);
+        assert_has(log, want);
+        assert_has(
+                conv,
+                "info: pam_xdevices: only this VT was granted (another console session holds the shared devices");
+        ck_assert_int_eq(count_lines(conv, "\n"), 1);
+        free(log), free(conv);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+
+        /* the shipped default, devices = auto, where there is no udevd (no
+         * /run/udev/control in the test /run) and no glob line */
+        h_fresh("logind = ignore\n", NULL);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        log = h_log_take(), conv = h_conv_take();
+        snprintf(
+                want, sizeof want,
+                "\"xdalice\" on tty%d: granted vt 1, drm 0, input 0, console 0; only the VT: devices = auto but no udev database (/run/udev/control) and no glob lines\n",
+                h_vt);
+        assert_has(log, want);
+        ck_assert_str_eq(
+                conv,
+                "info: pam_xdevices: only this VT was granted (devices = auto but no udev database (/run/udev/control) and no glob lines); X or a compositor cannot start\n");
+        free(log), free(conv);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+
+        /* a class that is on but found nothing is named */
+        h_fresh("devices = glob\nglob = drm:/dev/dri/card*\nlogind = ignore\n", NULL);
+        a = h_session_open("xdalice", h_vt, NULL);
+        log = h_log_take(), conv = h_conv_take();
+        snprintf(
+                want, sizeof want,
+                "\"xdalice\" on tty%d: granted vt 1, drm 1, input 0, console 0; holds the shared devices: no input node matched a glob line\n",
+                h_vt);
+        assert_has(log, want);
+        ck_assert_msg(conv[0] == '\0', "the user was told: %s", conv);
+        free(log), free(conv);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+/* A broken config: nothing granted, and the person at the console reads
+ * why in one line, with the file and line. */
+START_TEST(test_broken_config_is_told_to_the_user) {
+        h_fresh("vt = rw\nmode = sideways\ndrm = rwx\n", NULL);
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
+        h_snap_assert_equal(&before, "broken config");
+        char *conv = h_conv_take();
+        ck_assert_str_eq(
+                conv,
+                "error: pam_xdevices: the configuration is broken (" H_CONF
+                ":2: bad value for \"mode\"): no device granted, not even this VT; tell the administrator\n");
+        free(conv);
+        h_session_close(a);
+        /* not told to a login that does not count (su) */
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .ruser = "xdbob" }, "su, broken config");
+        conv = h_conv_take();
+        ck_assert_msg(conv[0] == '\0', "su was told: %s", conv);
+        free(conv);
+}
+END_TEST
+
+/* conf= that names a missing file is an error, not the defaults. */
+START_TEST(test_missing_named_config_is_an_error) {
+        ck_assert_int_eq(unlink(H_CONF), 0);
+        struct h_snap before;
+        h_snap_take(&before);
+        free(h_log_take());
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SESSION_ERR);
+        h_snap_assert_equal(&before, "missing config");
+        char *log = h_log_take(), *conv = h_conv_take();
+        assert_has(log, H_CONF ": cannot open: No such file or directory");
+        assert_has(conv,
+                   "error: pam_xdevices: the configuration is broken (" H_CONF
+                   ": cannot open: No such file or directory)");
+        free(log), free(conv);
+        h_session_close(a);
+}
+END_TEST
+
+/* Logins that do not count say so in one info line, without debug, and
+ * tell the user nothing. */
+START_TEST(test_ignored_logins_are_logged) {
+        char want[200];
+        free(h_log_take());
+        assert_ignored("xdbob", h_vt, &(struct h_opts) { .ruser = "xdalice" }, "su");
+        char *log = h_log_take();
+        assert_has(log,
+                   "\"xdbob\": not a console login (PAM_RHOST or PAM_RUSER set): nothing granted");
+        free(log);
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .tty = "pts/3" }, "pts");
+        log = h_log_take();
+        assert_has(log, "\"xdalice\": PAM_TTY is not a virtual console: nothing granted");
+        free(log);
+        assert_ignored("xdalice", h_vt, &(struct h_opts) { .not_leader = true }, "not the leader");
+        log = h_log_take();
+        snprintf(want, sizeof want, "\"xdalice\" on tty%d: this process does not lead the session",
+                 h_vt);
+        assert_has(log, want);
+        free(log);
+        assert_ignored("root", h_vt, NULL, "root");
+        log = h_log_take();
+        snprintf(want, sizeof want, "\"root\" on tty%d: root needs no grants: nothing granted",
+                 h_vt);
+        assert_has(log, want);
+        free(log);
+        char *conv = h_conv_take();
+        ck_assert_msg(conv[0] == '\0', "the user was told: %s", conv);
+        free(conv);
 }
 END_TEST
 
@@ -534,6 +685,10 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_module_arguments_override_file);
         tcase_add_test(tc, test_denied_service_grants_nothing);
         tcase_add_test(tc, test_root_login_grants_nothing);
+        tcase_add_test(tc, test_login_line_names_grants_and_tells_user_when_only_vt);
+        tcase_add_test(tc, test_broken_config_is_told_to_the_user);
+        tcase_add_test(tc, test_missing_named_config_is_an_error);
+        tcase_add_test(tc, test_ignored_logins_are_logged);
         tcase_add_test(tc, test_logout_resets_a_vt_left_in_graphics_mode);
         suite_add_tcase(s, tc);
 
