@@ -123,7 +123,7 @@ START_TEST(test_malformed_leaves_config_untouched) {
                 char text[256];
                 snprintf(text, sizeof text, "input = off\n%s", malformed[i]);
                 ck_assert_msg(parse(&c, text) == -EINVAL, "accepted: %s", malformed[i]);
-                ck_assert_msg(strstr(logbuf, "test.conf\":2"),
+                ck_assert_msg(strstr(logbuf, "test.conf:2: "),
                               "no message naming line 2 for: %s (got %s)", malformed[i], logbuf);
                 /* untouched: input stayed rw, drm stayed r, one glob */
                 ck_assert_int_eq(c.access[XDEV_CLASS_INPUT], XDEV_ACCESS_RW);
@@ -237,6 +237,53 @@ START_TEST(test_module_args) {
 }
 END_TEST
 
+/* The shipped xdevices.conf says that its "#key = value" lines show the
+ * defaults (examples are indented: "#  glob = ..."): with every such line
+ * uncommented, it parses to exactly the built-in defaults. */
+START_TEST(test_shipped_conf_shows_the_defaults) {
+        const char *path = getenv("XDEV_SHIPPED_CONF");
+        char line[1100], text[16384] = "";
+        struct xdev_config c, d;
+        FILE *f;
+        int shown = 0;
+
+        ck_assert_msg(path, "XDEV_SHIPPED_CONF is not set");
+        f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        while (fgets(line, sizeof line, f)) {
+                const char *p = line + 1;
+                if (line[0] != '#' || !((*p >= 'a' && *p <= 'z') || *p == '_'))
+                        continue;
+                while ((*p >= 'a' && *p <= 'z') || *p == '_')
+                        p++;
+                if (*p != ' ' && *p != '=' && *p != '\n')
+                        continue; /* prose */
+                if (strstr(line, " = ") || strcmp(line, "#debug\n") == 0) {
+                        strncat(text, line + 1, sizeof text - strlen(text) - 1);
+                        shown++;
+                }
+        }
+        fclose(f);
+        ck_assert_int_ge(shown, 10);
+        xdev_config_init(&c);
+        xdev_config_init(&d);
+        ck_assert_msg(parse(&c, text) == 0, "%s", logbuf);
+        ck_assert_msg(logbuf[0] == '\0', "unknown keys: %s", logbuf);
+        ck_assert_int_eq(c.mode, d.mode);
+        for (int i = 0; i < _XDEV_CLASS_MAX; i++)
+                ck_assert_int_eq(c.access[i], d.access[i]);
+        ck_assert_int_eq(c.source, d.source);
+        ck_assert_msg(c.n_globs == 0, "\"#glob = ...\" lines are not defaults (%zu)", c.n_globs);
+        ck_assert_uint_eq(c.n_services, 0);
+        ck_assert_uint_eq(c.n_deny_services, 0);
+        ck_assert_int_eq(c.ignore_logind, d.ignore_logind);
+        ck_assert_int_eq(c.lingering, d.lingering);
+        ck_assert_uint_eq(c.linger_grace_ms, d.linger_grace_ms);
+        ck_assert_int_eq(c.debug, d.debug);
+        xdev_config_free(&c);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("conf");
         TCase *tc = tcase_create("parse");
@@ -248,6 +295,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_too_many_globs);
         tcase_add_test(tc, test_module_args);
         tcase_add_test(tc, test_read_file_refuses_a_file_that_changed);
+        tcase_add_test(tc, test_shipped_conf_shows_the_defaults);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -128,7 +128,7 @@ START_TEST(test_eio_reading_config_or_state_grants_nothing) {
         static const struct {
                 const char *fault, *logged;
         } cases[] = {
-                { "conf-read:EIO", "cannot read config" },
+                { "conf-read:EIO", "xdevices.conf: cannot read: " },
                 { "state-read:EIO", "cannot read state file" },
         };
         struct h_snap before;
