@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# make check-deb: build libpam-xdevices from a scratch copy of the tree, run
-# lintian on it, then install, reinstall, remove and purge it in a clean
+# make check-deb: build libpam-xdevices as Debian would, from the upstream
+# tarball "make dist" writes (the .orig.tar.gz) and debian/: the source
+# package (dpkg-source -b) and the binary one (dpkg-buildpackage); run
+# lintian on both, then install, reinstall, remove and purge it in a clean
 # Debian 12 (or 13) chroot and check what pam-auth-update did to the PAM stack. A
 # console login through login's real stack (pamtester, with a free VT of the
 # host, 40..63, as controlling tty) must get ACLs on the chroot's mknod'd
@@ -136,9 +138,17 @@ chroot_daemons() {
 		[ "$(readlink "/proc/$pid/root")" = "$root" ] && alive "$pid" && echo "$pid"
 	done
 }
-# On the way out: never leave a daemon this test started running.
+# The init script's supervisor of the daemon, if alive.
+supervisor_pid() {
+	local pid
+	pid=$(cat "$root/run/xdevicesd.supervisor.pid" 2>/dev/null) || return 1
+	[ -n "$pid" ] && [ "$(readlink "/proc/$pid/root")" = "$root" ] && alive "$pid" && echo "$pid"
+}
+# On the way out: never leave a daemon this test started running (its
+# supervisor first, which would start it again).
 daemon_kill() {
 	local pid
+	pid=$(supervisor_pid) && kill -KILL "$pid"
 	for pid in $(chroot_daemons); do kill -KILL "$pid"; done
 }
 # The "follow:" line of xdevices status in the chroot.
@@ -213,33 +223,54 @@ snapshot() {
 }
 
 # --- build ----------------------------------------------------------------
-stage "build (scratch copy, dpkg-source -b, dpkg-buildpackage -us -uc -b)"
+stage "build (make dist, the .orig.tar.gz, dpkg-source -b, dpkg-buildpackage -us -uc -b)"
 version=$(dpkg-parsechangelog -l "$srcdir/debian/changelog" -SVersion)
 upstream=${version%-*}
 check "debian/changelog's upstream version is configure.ac's ($upstream)" \
 	grep -Eq "^AC_INIT\(\[pam_xdevices\], \[$upstream\]" "$srcdir/configure.ac"
-tree="$work/src/pam-xdevices-$upstream"
-mkdir -p "$tree"
+git_tree="$work/src/git"
+mkdir -p "$git_tree"
 if [ "${XDEV_DEB_TREE:-worktree}" = head ]; then
 	# Exactly the last commit, as CI's fresh clone sees it.
-	git -C "$srcdir" archive --format=tar HEAD | tar -C "$tree" -xf -
+	git -C "$srcdir" archive --format=tar HEAD | tar -C "$git_tree" -xf -
 else
 	# The working tree as git sees it (tracked and new files, nothing
 	# ignored): what the developer is about to commit, without their
 	# build artefacts.
 	(cd "$srcdir" && git ls-files -z --cached --others --exclude-standard |
 		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-		tar --null -T - -cf -) | tar -C "$tree" -xf -
+		tar --null -T - -cf -) | tar -C "$git_tree" -xf -
 fi
-# An upstream tarball without debian/, so that lintian sees the source
-# package Debian would see; built before the tree is.
-tar -C "$work/src" --exclude="pam-xdevices-$upstream/debian" \
-	-czf "$work/src/pam-xdevices_$upstream.orig.tar.gz" "pam-xdevices-$upstream"
 echo "building on $(inbuild '. /etc/os-release && echo "$PRETTY_NAME", dpkg-dev $(dpkg-query -W -f="\${Version}" dpkg-dev), debhelper $(dpkg-query -W -f="\${Version}" debhelper)')"
-if inbuild "cd pam-xdevices-$upstream && dpkg-source -b ." >"$work/source.log" 2>&1; then
-	pass "dpkg-source -b (3.0 quilt)"
+# The upstream release: "make dist" in a scratch copy of the git tree. It
+# has no debian/; the source package adds it as its debian.tar.xz.
+dist=pam_xdevices-$upstream.tar.gz
+if inbuild "cd git && ./autogen.sh && ./configure --disable-tests && make dist" \
+	>"$work/dist.log" 2>&1 && [ -s "$git_tree/$dist" ]; then
+	pass "make dist wrote $dist"
 else
-	fail "dpkg-source -b (3.0 quilt)"
+	fail "make dist wrote $dist (last lines of the log follow)"
+	tail -n 20 "$work/dist.log"
+	finish
+fi
+check "the release tarball has no debian/" \
+	bash -c '! tar -tzf "$1" | grep -q "^[^/]*/debian/"' _ "$git_tree/$dist"
+# debian/watch finds releases by this name (its last field is the regex
+# uscan matches against the links of the release page).
+watch_re=$(awk 'NF && !/^#/ && !/^version=/ && !/^opts=/ { print $NF }' "$git_tree/debian/watch")
+watch_version=$(perl -e 'print $1 if $ARGV[1] =~ m{^(?:$ARGV[0])$}' -- "$watch_re" "$dist")
+check "debian/watch's pattern ($watch_re) matches $dist and gives $upstream" \
+	test "$watch_version" = "$upstream"
+tree="$work/src/pam-xdevices-$upstream"
+cp "$git_tree/$dist" "$work/src/pam-xdevices_$upstream.orig.tar.gz"
+mkdir -p "$tree"
+tar -C "$tree" --strip-components=1 -xzf "$work/src/pam-xdevices_$upstream.orig.tar.gz"
+cp -a "$git_tree/debian" "$tree/"
+rm -rf "$git_tree"
+if inbuild "cd pam-xdevices-$upstream && dpkg-source -b ." >"$work/source.log" 2>&1; then
+	pass "dpkg-source -b (3.0 quilt, on the make dist tarball)"
+else
+	fail "dpkg-source -b (3.0 quilt, on the make dist tarball)"
 	tail -n 20 "$work/source.log"
 fi
 if inbuild "cd pam-xdevices-$upstream && dpkg-buildpackage -us -uc -b -j$(nproc)" >"$work/build.log" 2>&1; then
@@ -254,8 +285,11 @@ deb=$(ls "$work/src/${pkg}"_*.deb 2>/dev/null | head -n 1)
 changes=$(ls "$work/src"/*.changes 2>/dev/null | head -n 1)
 dsc=$(ls "$work/src"/*.dsc 2>/dev/null | head -n 1)
 check "built ${pkg}_*.deb" test -f "$deb"
-check "unit tests ran in the package build" \
-	grep -Eq '^# PASS: +[1-9]' "$work/build.log"
+# The root-only tests must not be compiled (nor run) by a package build.
+check "the package build compiled no test (no tests/*.o, no tests/test-*)" \
+	test -z "$(find "$tree/tests" \( -name '*.o' -o -name 'test-*' ! -name '*.*' -perm -u+x \) 2>/dev/null)"
+check "the package build ran its own check (the programs' --version)" \
+	grep -q 'xdevicesd --version' "$work/build.log"
 # Others may be building in the source tree: look only for what a package
 # build would leave there (debian/ artefacts, ../*.deb, ../*.changes).
 check "no package build artefacts in the source tree" \
@@ -352,11 +386,27 @@ for f in "$module" /usr/sbin/xdevices $libprefix/lib/udev/rules.d/72-xdevices.ru
 	/usr/share/man/man8/pam_xdevices.8.gz /usr/share/man/man8/xdevices.8.gz \
 	/usr/share/man/man5/xdevices.conf.5.gz \
 	/usr/sbin/xdevicesd /etc/init.d/xdevicesd $libprefix/lib/systemd/system/xdevicesd.service \
-	/usr/share/man/man8/xdevicesd.8.gz; do
+	/usr/share/man/man8/xdevicesd.8.gz /etc/default/xdevicesd \
+	/usr/share/doc/$pkg/examples/openrc/xdevicesd \
+	/usr/share/doc/$pkg/examples/runit/xdevicesd/run \
+	/usr/share/doc/$pkg/examples/runit/xdevicesd/finish \
+	/usr/share/doc/$pkg/examples/runit/xdevicesd/log/run; do
 	check "ships $f" test -f "$root$f"
 done
+check "no libtool archive in the package" \
+	bash -c '! dpkg -c "$1" | grep -q "\\.la$"' _ "$deb"
+check "the init script reads /etc/default/xdevicesd, which sets DAEMON_ARGS" \
+	bash -c 'grep -q "/etc/default/xdevicesd" "$1/etc/init.d/xdevicesd" &&
+		grep -q "^DAEMON_ARGS=" "$1/etc/default/xdevicesd"' _ "$root"
+check "the OpenRC example is supervised (supervise-daemon) and runs /usr/sbin/xdevicesd" \
+	bash -c 'grep -qx "supervisor=supervise-daemon" "$1" && grep -qx "command=/usr/sbin/xdevicesd" "$1"' \
+	_ "$root/usr/share/doc/$pkg/examples/openrc/xdevicesd"
+check "xdevices --version and xdevicesd --version say $upstream" \
+	bash -c '[ "$(chroot "$1" xdevices --version)" = "xdevices $2" ] &&
+		[ "$(chroot "$1" xdevicesd --version)" = "xdevicesd $2" ]' _ "$root" "$upstream"
+check "xdevices check passes the shipped configuration" inroot xdevices check
 inroot dpkg-query -W -f='${Conffiles}\n' $pkg | awk 'NF { print $1 }' >"$work/conffiles"
-for f in /etc/security/xdevices.conf /etc/init.d/xdevicesd; do
+for f in /etc/security/xdevices.conf /etc/init.d/xdevicesd /etc/default/xdevicesd; do
 	check "$f is a conffile" grep -qx "$f" "$work/conffiles"
 done
 check "/usr/sbin/xdevicesd and /etc/init.d/xdevicesd are executable" \
@@ -432,7 +482,14 @@ for n in "tty$vt" dri/card0 input/event0; do
 		bash -c 'getfacl -n -p --omit-header "$1" | grep -qx "user:$2:rw-"' _ "$root/dev/$n" "$alice"
 done
 inroot /usr/sbin/xdevices status
+# What alice herself sees, as a user, without the state.
+chroot --userspec=alice:alice "$root" /usr/sbin/xdevices status >"$work/status-alice.log" 2>&1
+cat "$work/status-alice.log"
+check "xdevices status as alice lists her VT and card0" \
+	bash -c 'grep -q "^console VTs: tty$2\$" "$1" && grep -q "^  /dev/dri/card0 .* rw (ACL entry)" "$1"' \
+	_ "$work/status-alice.log" "$vt"
 stage_end grant
+
 
 # --- xdevicesd ------------------------------------------------------------
 stage "xdevicesd (the init script's start, crash and restart, stop)"
@@ -468,28 +525,83 @@ if [ -n "$pid" ]; then
 	kill -KILL "$pid"
 	for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
 fi
-check "after SIGKILL: follow: yes (xdevicesd pid ${pid:-none} is gone; restart it)" \
-	wait_follow "follow: yes (xdevicesd pid ${pid:-none} is gone; restart it)"
+# The init script's supervisor starts it again, a second later.
+pid2=
+for _ in $(seq 50); do
+	pid2=$(daemon_pid) && [ "$pid2" != "$pid" ] && break
+	sleep 0.2
+done
+check "after SIGKILL the supervisor started a new daemon (${pid2:-none}, was ${pid:-none})" \
+	test -n "$pid2" -a "$pid2" != "$pid"
+check "xdevices status: follow: yes (xdevicesd pid ${pid2:-none})" \
+	wait_follow "follow: yes (xdevicesd pid ${pid2:-none})"
 inroot /etc/init.d/xdevicesd status >/dev/null 2>&1; rc=$?
-check "after SIGKILL the init script's status is 1 (dead, pid file left), not $rc" test "$rc" = 1
+check "after the restart the init script's status is 0, not $rc" test "$rc" = 0
+# RESPAWN=no: the daemon alone, as before the supervisor; dead stays dead.
+inroot /etc/init.d/xdevicesd stop >/dev/null 2>&1
+cp "$root/etc/default/xdevicesd" "$work/default.saved"
+echo "RESPAWN=no" >>"$root/etc/default/xdevicesd"
+inroot /etc/init.d/xdevicesd start >/dev/null 2>&1; rc=$?
+pid=$(daemon_pid)
+check "RESPAWN=no: start runs the daemon without a supervisor (${pid:-none})" \
+	bash -c '[ "$1" = 0 ] && [ -n "$2" ] && ! [ -e "$3/run/xdevicesd.supervisor.pid" ]' _ "$rc" "$pid" "$root"
+[ -n "$pid" ] && kill -KILL "$pid"
+sleep 1.5
+inroot /etc/init.d/xdevicesd status >/dev/null 2>&1; rc=$?
+check "RESPAWN=no: after SIGKILL the status is 1 (dead, pid file left), not $rc" test "$rc" = 1
+cp "$work/default.saved" "$root/etc/default/xdevicesd"
+# A daemon that exits at once (a usage error here) is a failed start.
+echo 'DAEMON_ARGS="--no-such-option"' >>"$root/etc/default/xdevicesd"
+inroot /etc/init.d/xdevicesd start >"$work/daemon-fail.log" 2>&1; rc=$?
+cat "$work/daemon-fail.log"
+check "start of a daemon that exits at once fails (exit $rc) and says so" \
+	bash -c '[ "$1" != 0 ] && grep -q "failed" "$2"' _ "$rc" "$work/daemon-fail.log"
+left=$(chroot_daemons; supervisor_pid)
+check "... and leaves no daemon and no supervisor${left:+ (left: $left)}" test -z "$left"
+cp "$work/default.saved" "$root/etc/default/xdevicesd"
 inroot /etc/init.d/xdevicesd start >/dev/null 2>&1; rc=$?
 sleep 0.5
 pid2=$(daemon_pid)
-check "/etc/init.d/xdevicesd start after the crash runs a new daemon (${pid2:-none})" \
-	test "$rc" = 0 -a -n "$pid2" -a "$pid2" != "$pid"
+sup=$(supervisor_pid)
+check "/etc/init.d/xdevicesd start runs a supervised daemon again (${pid2:-none}, supervisor ${sup:-none})" \
+	test "$rc" = 0 -a -n "$pid2" -a -n "$sup"
 check "xdevices status: follow: yes (xdevicesd pid ${pid2:-none})" \
 	wait_follow "follow: yes (xdevicesd pid ${pid2:-none})"
 inroot /etc/init.d/xdevicesd stop >"$work/daemon-stop.log" 2>&1; rc=$?
 cat "$work/daemon-stop.log"
 check "/etc/init.d/xdevicesd stop" test "$rc" = 0
-check "xdevicesd is gone and its pid file too" \
-	test -z "$(chroot_daemons)" -a ! -e "$root/run/xdevicesd.pid"
+check "xdevicesd and its supervisor are gone, and their pid files too" \
+	test -z "$(chroot_daemons)" -a ! -e "$root/run/xdevicesd.pid" \
+	-a ! -e "$root/run/xdevicesd.supervisor.pid"
 check "xdevices status: follow: no" wait_follow "follow: no"
 inroot /etc/init.d/xdevicesd status >/dev/null 2>&1; rc=$?
 check "after stop the init script's status is 3 (not running), not $rc" test "$rc" = 3
 inroot /usr/sbin/xdevices status
 umount "$root/sys"
 stage_end xdevicesd
+
+# --- a broken configuration, through pamtester's conversation -------------
+stage "broken configuration (alice on tty$vt, pamtester)"
+# pamtester's conversation (libpam_misc) prints what the module tells the
+# user: the first error, with the file and line; nothing is granted.
+echo "mode = sideways" >"$root/etc/security/xdevices.d/zz-broken.conf"
+inroot xdevices check >"$work/check-broken.log" 2>&1; rc=$?
+cat "$work/check-broken.log"
+check "xdevices check fails (exit 1, not $rc) with FILE:LINE" \
+	bash -c '[ "$2" = 1 ] && grep -qx "/etc/security/xdevices.d/zz-broken.conf:1: bad value for \"mode\"" "$1"' \
+	_ "$work/check-broken.log" "$rc"
+nodes_state >"$work/nodes.broken-before"
+setsid --wait --ctty chroot "$root" pamtester -v -I "tty=/dev/tty$vt" login alice \
+	open_session <"$root/dev/tty$vt" >"$work/broken.log" 2>&1
+cat "$work/broken.log"
+check "pamtester shows alice the module's one-line error" \
+	grep -q 'pam_xdevices: the configuration is broken (/etc/security/xdevices.d/zz-broken.conf:1: bad value for "mode")' \
+	"$work/broken.log"
+nodes_state >"$work/nodes.broken-after"
+check "a broken configuration grants nothing" \
+	cmp -s "$work/nodes.broken-before" "$work/nodes.broken-after"
+rm -f "$root/etc/security/xdevices.d/zz-broken.conf"
+stage_end broken
 
 # --- remove ---------------------------------------------------------------
 stage "remove"
