@@ -107,6 +107,12 @@ static const char *item(pam_handle_t *pamh, int type) {
         return v;
 }
 
+/* PAM_USER as logged: a name typed at a login prompt is hostile, and only
+ * a portable name goes into the log as it is. */
+static const char *loggable(const char *user) {
+        return xdev_name_is_valid(user, XDEV_NAME_MAX) ? user : "(not a portable name)";
+}
+
 /* doc/DESIGN.md §3.3. Returns the VT, or 0 when this login does not count (the
  * reason is logged in one info line, at debug level for a service the config
  * leaves out, or as a warning for forged items). */
@@ -126,13 +132,14 @@ static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *
                 pam_syslog(
                         pamh, LOG_INFO,
                         "\"%s\": not a console login (PAM_RHOST or PAM_RUSER set): nothing granted",
-                        user);
+                        loggable(user));
                 return 0;
         }
         vt = xdev_tty_parse(tty);
         if (vt < 0) {
                 pam_syslog(pamh, LOG_INFO,
-                           "\"%s\": PAM_TTY is not a virtual console: nothing granted", user);
+                           "\"%s\": PAM_TTY is not a virtual console: nothing granted",
+                           loggable(user));
                 return 0;
         }
         r = xdev_tty_is_controlling((unsigned) vt);
@@ -148,7 +155,7 @@ static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *
                 pam_syslog(
                         pamh, LOG_INFO,
                         "\"%s\" on tty%d: this process does not lead the session of the VT (a session inside a session): nothing granted",
-                        user, vt);
+                        loggable(user), vt);
                 return 0;
         }
         return vt;
