@@ -437,7 +437,7 @@ static int cmd_status_user(const struct xdev_config *config, bool json) {
                 { "/dev/input/mice", XDEV_CLASS_INPUT },
                 { "/dev/input/js*", XDEV_CLASS_INPUT },
         };
-        struct user_grant grants[XDEV_NODES_MAX];
+        struct user_grant grants[XDEV_NODES_MAX] = { 0 };
         struct passwd *pw = getpwuid(getuid());
         bool holds = false;
         size_t n = 0;
