@@ -459,6 +459,19 @@ START_TEST(test_login_line_names_grants_and_tells_user_when_only_vt) {
         free(log), free(conv);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
 
+        /* devices = udev where udevd does not run */
+        h_fresh("devices = udev\nlogind = ignore\n", NULL);
+        a = h_session_open("xdalice", h_vt, NULL);
+        log = h_log_take(), conv = h_conv_take();
+        snprintf(
+                want, sizeof want,
+                "\"xdalice\" on tty%d: granted vt 1, drm 0, input 0, console 0; only the VT: devices = udev but udevd is not running (no /run/udev/control)\n",
+                h_vt);
+        assert_has(log, want);
+        ck_assert_int_eq(count_lines(conv, "info: pam_xdevices: only this VT was granted"), 1);
+        free(log), free(conv);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+
         /* a class that is on but found nothing is named */
         h_fresh("devices = glob\nglob = drm:/dev/dri/card*\nlogind = ignore\n", NULL);
         a = h_session_open("xdalice", h_vt, NULL);
