@@ -98,7 +98,7 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
         t->active_vt = xdev_vt_active();
         t->loaded_has_holder = t->state.has_holder;
         t->loaded_holder = t->state.holder;
-        (void) xdev_linger_note(&t->linger, &t->state);
+        (void) xdev_linger_note(&t->linger, &t->state, ctx->procs);
         return 0;
 }
 
@@ -482,7 +482,7 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
                                          &t->bin, &t->waits);
                 phase_end(t, &t->times.sweep);
-                (void) xdev_linger_note(&t->linger, &t->state);
+                (void) xdev_linger_note(&t->linger, &t->state, ctx->procs);
                 t->loaded_has_holder = false;
         }
         t->state.has_holder = next_has;
