@@ -281,13 +281,40 @@ static void apply(struct xdev_proctab *t, const struct proc_event *ev) {
         }
 }
 
+#define BATCH 64
+#define MSG_MAX 256 /* one event: nlmsghdr + cn_msg + proc_event, 76 bytes */
+
+/* Applies the events of one datagram. */
+static int apply_msg(struct xdev_proctab *t, const char *buf, size_t len) {
+        int events = 0;
+        for (const struct nlmsghdr *h = (const struct nlmsghdr *) buf; NLMSG_OK(h, len);
+             h = NLMSG_NEXT(h, len)) {
+                const struct cn_msg *cn = NLMSG_DATA(h);
+                if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_NOOP)
+                        continue;
+                if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof(struct proc_event)) ||
+                    cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
+                        continue;
+                apply(t, (const struct proc_event *) cn->data);
+                events++;
+        }
+        return events;
+}
+
 int xdev_proctab_drain(struct xdev_proctab *t) {
-        char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+        char bufs[BATCH][MSG_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
+        struct mmsghdr msgs[BATCH];
+        struct iovec iov[BATCH];
         int events = 0;
         bool lost = false;
 
         for (;;) {
-                ssize_t n = recv(t->sock, buf, sizeof buf, MSG_DONTWAIT);
+                for (size_t i = 0; i < BATCH; i++) {
+                        iov[i] = (struct iovec) { .iov_base = bufs[i], .iov_len = MSG_MAX };
+                        msgs[i] = (struct mmsghdr) { .msg_hdr = { .msg_iov = &iov[i],
+                                                                  .msg_iovlen = 1 } };
+                }
+                int n = recvmmsg(t->sock, msgs, BATCH, MSG_DONTWAIT, NULL);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -300,17 +327,10 @@ int xdev_proctab_drain(struct xdev_proctab *t) {
                                 break;
                         return -errno;
                 }
-                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, (size_t) n);
-                     h = NLMSG_NEXT(h, n)) {
-                        const struct cn_msg *cn = NLMSG_DATA(h);
-                        if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_NOOP)
-                                continue;
-                        if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof(struct proc_event)) ||
-                            cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
-                                continue;
-                        apply(t, (const struct proc_event *) cn->data);
-                        events++;
-                }
+                for (int i = 0; i < n; i++)
+                        events += apply_msg(t, bufs[i], msgs[i].msg_len);
+                if (n < BATCH)
+                        break;
         }
         t->stats.events += (uint64_t) events;
         if (lost) {
