@@ -975,6 +975,7 @@ static void measure_switch_steps(void) {
                 ctx.procs = &src;
                 struct stats fed = steps(&ctx, &self, res, runs);
                 unsigned fed_procs = res->times.procs;
+                struct xdev_step_times ph = res->times;
                 ctx.procs = NULL;
                 struct stats full = steps(&ctx, &self, res, runs);
                 uint64_t fv[STEP_RUNS];
@@ -988,6 +989,9 @@ static void measure_switch_steps(void) {
                 printf("switch-step extra_procs=%zu median_ms=%.2f max_ms=%.2f full_sweep_median_ms=%.2f "
                        "acl_floor_median_ms=%.2f nodes=%d procs_read=%u\n",
                        extra[k], fed.med, fed.max, full.med, floor.med, STEP_NODES, fed_procs);
+                printf("switch-step-phases extra_procs=%zu load_ms=%.3f take_off_ms=%.3f sweep_ms=%.3f "
+                       "grant_ms=%.3f (the last switch back)\n",
+                       extra[k], ph.load, ph.release, ph.sweep, ph.grant);
         }
         procs_end(idle, n_idle);
         acl_free(grant);

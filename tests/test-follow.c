@@ -627,6 +627,59 @@ START_TEST(test_hard_linked_node_is_restored) {
 }
 END_TEST
 
+/* At a switch the DRM cards are granted before the input nodes, whatever
+ * the ledger's order: a display server back on its VT takes the card
+ * first. card1 here is plugged in last, so the ledger lists it last. */
+START_TEST(test_switch_grants_the_drm_cards_first) {
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        struct stat st;
+        ck_assert_int_eq(stat("/dev/dri/card0", &st), 0);
+        ck_assert_int_eq(mknod("/dev/dri/card1", S_IFCHR | 0660, makedev(226, 1)), 0);
+        ck_assert_int_eq(chown("/dev/dri/card1", 0, st.st_gid), 0);
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        for (int ms = 0; ms < WAIT_MS && strcmp(h_acl_of("/dev/dri/card1", H_UID_BOB), "rw");
+             ms += 20)
+                sleep_ms(20);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card1", H_UID_BOB), "rw");
+
+        (void) truncate(H_ROOT "/xdevicesd.log", 0);
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        for (int ms = 0; ms < WAIT_MS && strcmp(h_acl_of("/dev/dri/card1", H_UID_ALICE), "rw");
+             ms += 20)
+                sleep_ms(20);
+        char *log = read_text(H_ROOT "/xdevicesd.log");
+        const char *p = log, *first_input = NULL, *last_card = NULL;
+        unsigned cards = 0;
+        while ((p = strstr(p, "\": granted"))) {
+                const char *q = p;
+                while (q > log && q[-1] != '"')
+                        q--;
+                if (strncmp(q, "/dev/dri/card", 13) == 0) {
+                        last_card = q;
+                        cards++;
+                } else if (strncmp(q, "/dev/input/", 11) == 0 && !first_input)
+                        first_input = q;
+                p++;
+        }
+        ck_assert_msg(cards == 2 && first_input, "the switch's grants were not logged (%u cards)",
+                      cards);
+        ck_assert_msg(last_card < first_input, "an input node was granted before a DRM card");
+        free(log);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        ck_assert_int_eq(unlink("/dev/dri/card1"), 0);
+}
+END_TEST
+
 static long daemon_wakeups(void) {
         char path[64], buf[256];
         long n = -1;
@@ -729,6 +782,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);
         tcase_add_test(tc, test_daemon_sleeps_when_nothing_happens);
         tcase_add_test(tc, test_daemon_reads_process_events_once_a_second);
+        tcase_add_test(tc, test_switch_grants_the_drm_cards_first);
         tcase_add_test(tc, test_login_in_the_background_holds_nothing);
         tcase_add_test(tc, test_crashed_daemon_leaves_the_follow_rule_in_force);
         tcase_add_test(tc, test_clean_stop_resumes_the_login_rule);
