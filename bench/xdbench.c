@@ -10,6 +10,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -30,6 +32,7 @@
 
 #include "core.h"
 #include "harness.h"
+#include "proctab.h"
 
 #define UID H_UID_ALICE
 #define USER "xdalice"
@@ -42,6 +45,7 @@ extern char **environ;
 static char self_exe[4096];
 static const char *helper_path;
 static bool quick;
+static bool switch_only;     /* --switch: the switch-step lines only */
 static long last_maxrss_kib; /* ru_maxrss of the last child run_on_vt or spawn_wait waited for */
 
 /* Markers the strace parser looks for: every syscall between them was made
@@ -780,6 +784,251 @@ static void measure_handover(struct row *row, int runs) {
         free(res);
 }
 
+/* ---- the switch step against the machine's process count (issue 27) ---- */
+
+#define STEP_RUNS 21
+#define STEP_NODES 8
+
+/* Idle processes of a uid with no session: what a busy machine has. */
+static pid_t *idle_start(pid_t *v, size_t from, size_t to) {
+        for (size_t i = from; i < to; i++) {
+                v[i] = fork();
+                if (v[i] < 0)
+                        die("fork");
+                if (v[i] == 0) {
+                        if (setresgid(H_UID_CAROL, H_UID_CAROL, H_UID_CAROL) < 0 ||
+                            setresuid(H_UID_CAROL, H_UID_CAROL, H_UID_CAROL) < 0)
+                                _exit(1);
+                        for (;;)
+                                pause();
+                }
+        }
+        return v;
+}
+
+static void procs_end(pid_t *v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                (void) kill(v[i], SIGKILL);
+        for (size_t i = 0; i < n; i++)
+                (void) waitpid(v[i], NULL, 0);
+}
+
+/* One switch, timed: the VT in front flips to TO and xdevicesd's step runs
+ * as the daemon runs it (its fd copies closed and its waits finished
+ * after, untimed). */
+static uint64_t step_once(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
+                          struct xdev_follow_result *res, int to) {
+        h_set_active_vt(to);
+        uint64_t t0 = now_ns();
+        int r = xdev_follow_update(ctx, self, res);
+        uint64_t t = now_ns() - t0;
+        xdev_fd_bin_empty(&res->bin);
+        xdev_sweep_finish(ctx, res->waits);
+        res->waits = NULL;
+        if (r < 0 || !res->changed)
+                die("switch step");
+        if (res->enumerate && xdev_follow_enumerate(ctx, self) < 0)
+                die("switch enumerate");
+        return t;
+}
+
+/* RUNS switches away from alice (each followed by one back, untimed). */
+static struct stats steps(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
+                          struct xdev_follow_result *res, int runs) {
+        uint64_t v[STEP_RUNS];
+        for (int i = 0; i < runs; i++) {
+                v[i] = step_once(ctx, self, res, h_vt + 1);
+                (void) step_once(ctx, self, res, h_vt);
+        }
+        return stats_of(v, runs);
+}
+
+/* A process of alice's with THREADS threads and FDS fds of /dev/null, in
+ * one shared fd table or, with OWN, one table per thread. */
+static pid_t fd_holder_start(unsigned threads, unsigned fds, bool own) {
+        char cmd[64];
+        (void) snprintf(cmd, sizeof cmd, "%u %u %d", threads, fds, own ? 1 : 0);
+        int p[2];
+        char c;
+        if (pipe(p) < 0)
+                die("pipe");
+        pid_t pid = fork();
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                (void) close(p[0]);
+                if (setresgid(UID, UID, UID) < 0 || setresuid(UID, UID, UID) < 0)
+                        _exit(1);
+                char *argv[] = { self_exe, "--fd-holder", cmd, NULL };
+                (void) dup2(p[1], 3);
+                execv(self_exe, argv);
+                _exit(127);
+        }
+        (void) close(p[1]);
+        if (read(p[0], &c, 1) != 1)
+                die("fd holder");
+        (void) close(p[0]);
+        return pid;
+}
+
+struct holder_args {
+        unsigned fds;
+        bool own;
+        int ready;
+};
+
+static void *holder_thread(void *data) {
+        const struct holder_args *a = data;
+        if (a->own && unshare(CLONE_FILES) < 0)
+                _exit(2);
+        if (a->own)
+                for (unsigned i = 0; i < a->fds; i++)
+                        (void) open("/dev/null", O_RDONLY | O_CLOEXEC);
+        (void) write(a->ready, "r", 1);
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* "--fd-holder 'THREADS FDS OWN'": the holder itself; fd 3 says ready. */
+static int child_fd_holder(const char *spec) {
+        struct holder_args a = { .ready = 3 };
+        unsigned threads = 0;
+        int own = 0;
+        struct rlimit rl = { 1u << 20, 1u << 20 };
+        if (sscanf(spec, "%u %u %d", &threads, &a.fds, &own) != 3)
+                return 2;
+        a.own = own;
+        (void) setrlimit(RLIMIT_NOFILE, &rl);
+        if (!a.own)
+                for (unsigned i = 0; i < a.fds; i++)
+                        (void) open("/dev/null", O_RDONLY | O_CLOEXEC);
+        int pr[2];
+        if (pipe(pr) < 0)
+                return 3;
+        struct holder_args ta = a;
+        ta.ready = pr[1];
+        for (unsigned i = 0; i < threads; i++) {
+                pthread_t t;
+                if (pthread_create(&t, NULL, holder_thread, &ta) != 0)
+                        return 4;
+        }
+        for (unsigned i = 0; i < threads; i++) {
+                char c;
+                if (read(pr[0], &c, 1) != 1)
+                        return 5;
+        }
+        (void) write(3, "r", 1);
+        for (;;)
+                pause();
+}
+
+/* Prints the switch-step lines: the step with the daemon's process table
+ * and with the walk of /proc, against 0, 1000 and 5000 extra idle
+ * processes, with the ACL floor of the same nodes; then against a holder
+ * of alice's with threads x fds. */
+static void measure_switch_steps(void) {
+        static const size_t extra[] = { 0, 1000, 5000 };
+        struct xdev_follow_result *res = calloc(1, sizeof *res);
+        struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
+        struct xdev_proctab *table = NULL;
+        struct xdev_procsrc src;
+        struct xdev_proc_stat pst;
+        pid_t *idle = calloc(5000, sizeof *idle);
+        size_t n_idle = 0;
+        struct xdev_ctx ctx;
+        int runs = quick ? 7 : STEP_RUNS;
+
+        if (!res || !idle || xdev_proc_stat(self.pid, &pst) < 0)
+                die("switch-step setup");
+        self.start = pst.start;
+        int r = xdev_proctab_open(&table, 0, NULL);
+        if (r < 0) {
+                printf("switch-step: no process table here (%s): not measured\n", strerror(-r));
+                free(res);
+                free(idle);
+                return;
+        }
+        xdev_proctab_source(table, &src);
+        fresh(STEP_NODES);
+        h_set_active_vt(h_vt);
+        struct h_session *a = h_session_open(USER, h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        xdev_ctx_init(&ctx);
+        if (xdev_config_load(&ctx.config, H_CONF, NULL) < 0 || a->open_ret != PAM_SUCCESS ||
+            b->open_ret != PAM_SUCCESS)
+                die("switch-step sessions");
+        /* the daemon's mark, once */
+        if (xdev_follow_update(&ctx, &self, res) < 0)
+                die("switch-step follow");
+        xdev_fd_bin_empty(&res->bin);
+        xdev_sweep_finish(&ctx, res->waits);
+
+        acl_t grant = grant_acl(), restore = acl_from_mode(0660);
+        for (size_t k = 0; k < sizeof extra / sizeof *extra; k++) {
+                if (quick && extra[k] > 1000)
+                        break;
+                idle_start(idle, n_idle, extra[k]);
+                n_idle = extra[k];
+                /* as the daemon does while idle (at most once a second) */
+                (void) xdev_proctab_drain(table);
+                ctx.procs = &src;
+                struct stats fed = steps(&ctx, &self, res, runs);
+                unsigned fed_procs = res->times.procs;
+                struct xdev_step_times ph = res->times;
+                ctx.procs = NULL;
+                struct stats full = steps(&ctx, &self, res, runs);
+                uint64_t fv[STEP_RUNS];
+                for (int i = 0; i < runs; i++) {
+                        uint64_t t0 = now_ns();
+                        if (xdb_floor(STEP_NODES, grant) < 0 || xdb_floor(STEP_NODES, restore) < 0)
+                                die("floor");
+                        fv[i] = now_ns() - t0;
+                }
+                struct stats floor = stats_of(fv, runs);
+                printf("switch-step extra_procs=%zu median_ms=%.2f max_ms=%.2f full_sweep_median_ms=%.2f "
+                       "acl_floor_median_ms=%.2f nodes=%d procs_read=%u\n",
+                       extra[k], fed.med, fed.max, full.med, floor.med, STEP_NODES, fed_procs);
+                printf("switch-step-phases extra_procs=%zu load_ms=%.3f take_off_ms=%.3f sweep_ms=%.3f "
+                       "grant_ms=%.3f (the last switch back)\n",
+                       extra[k], ph.load, ph.release, ph.sweep, ph.grant);
+        }
+        procs_end(idle, n_idle);
+        acl_free(grant);
+        acl_free(restore);
+
+        /* holders: what the table cannot spare, the departing user's own */
+        static const struct {
+                unsigned threads, fds;
+                bool own;
+        } holders[] = { { 100, 1000, false }, { 10, 1000, true } };
+        for (size_t k = 0; k < sizeof holders / sizeof *holders; k++) {
+                uint64_t v[STEP_RUNS];
+                int n = quick ? 3 : 7;
+                ctx.procs = &src;
+                for (int i = 0; i < n; i++) {
+                        pid_t h =
+                                fd_holder_start(holders[k].threads, holders[k].fds, holders[k].own);
+                        v[i] = step_once(&ctx, &self, res, h_vt + 1);
+                        (void) step_once(&ctx, &self, res, h_vt);
+                        procs_end(&h, 1);
+                }
+                struct stats st = stats_of(v, n);
+                printf("switch-step holder_threads=%u holder_fds=%u tables=%s median_ms=%.2f max_ms=%.2f\n",
+                       holders[k].threads, holders[k].fds, holders[k].own ? "own" : "shared",
+                       st.med, st.max);
+        }
+        ctx.procs = NULL;
+        (void) xdev_follow_update(&ctx, NULL, NULL);
+        xdev_ctx_done(&ctx);
+        (void) h_session_close(b);
+        (void) h_session_close(a);
+        h_set_active_vt(1);
+        xdev_proctab_free(table);
+        free(idle);
+        free(res);
+}
+
 static void print_machine(void) {
         FILE *f = fopen("/proc/cpuinfo", "re");
         char line[512], model[256] = "?";
@@ -959,13 +1208,17 @@ int main(int argc, char **argv) {
         }
         if (argc >= 4 && strcmp(argv[1], "--floor") == 0)
                 return child_floor((unsigned) atoi(argv[2]), atoi(argv[3]));
+        if (argc == 3 && strcmp(argv[1], "--fd-holder") == 0)
+                return child_fd_holder(argv[2]);
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--quick") == 0)
                         quick = true;
+                else if (strcmp(argv[i], "--switch") == 0)
+                        switch_only = true;
                 else if (strtoul(argv[i], NULL, 10) > 0 && n_rows < 4)
                         rows[n_rows++].n = (unsigned) strtoul(argv[i], NULL, 10);
                 else {
-                        fprintf(stderr, "usage: xdbench [--quick] [N...]\n");
+                        fprintf(stderr, "usage: xdbench [--quick] [--switch] [N...]\n");
                         return 2;
                 }
         }
@@ -999,6 +1252,10 @@ int main(int argc, char **argv) {
         (void) snprintf(vt_s, sizeof vt_s, "%d", h_vt);
         (void) setenv("XDBENCH_VT", vt_s, 1);
 
+        if (switch_only) {
+                measure_switch_steps();
+                return 0;
+        }
         for (size_t i = 0; i < n_rows; i++) {
                 fprintf(stderr, "xdbench: N=%u ...\n", rows[i].n);
                 measure_pam(&rows[i], runs_for(rows[i].n, false));
@@ -1018,6 +1275,13 @@ int main(int argc, char **argv) {
                "for one new node while a live session holds the N nodes. Syscalls: strace -f between markers; "
                "instructions: callgrind (--toggle-collect on the measured function; helper: whole process).\n",
                "devices=glob");
+        printf("\n## switch step (xdevicesd, %d nodes)\n\n", STEP_NODES);
+        measure_switch_steps();
+        printf("\nswitch-step: xdevicesd's step (xdev_follow_update) for a switch away from alice, median of %d; "
+               "median_ms with the daemon's process table, full_sweep_median_ms walking /proc, in the same run; "
+               "extra_procs idle processes of a uid with no session; acl_floor = grant + restore of the same "
+               "nodes at one ACL write each; holder_* a process of alice's with threads x fds of /dev/null.\n",
+               quick ? 7 : STEP_RUNS);
         printf("\nBench time: %.0f s", (now_ns() - t_start) / 1e9);
         if (h_lock_waited > 0)
                 printf(" (plus %d s waiting for the test lock)", h_lock_waited);

@@ -98,7 +98,7 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
         t->active_vt = xdev_vt_active();
         t->loaded_has_holder = t->state.has_holder;
         t->loaded_holder = t->state.holder;
-        (void) xdev_linger_note(&t->linger, &t->state);
+        (void) xdev_linger_note(&t->linger, &t->state, ctx->procs);
         return 0;
 }
 
@@ -397,6 +397,11 @@ out:
         return r;
 }
 
+static bool is_drm_primary(const struct xdev_node *n) {
+        const char *base = strrchr(n->path, '/');
+        return n->class == XDEV_CLASS_DRM && base && strncmp(base + 1, "card", 4) == 0;
+}
+
 /* Saves the plan, converges every dirty node, then drops restored entries
  * (KEEP: keeps them, for a handover that grants them again at once).
  * Returns the number of grants that failed (each already put back), or
@@ -411,8 +416,13 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all, bool keep) {
                          ctx->statedir, strerror(-r));
                 return r;
         }
-        for (size_t i = 0; i < t->state.n_nodes; i++) {
+        /* The DRM primary nodes first: a display server coming back to its
+         * VT opens (or takes master on) the card before its input. */
+        for (size_t k = 0; k < 2 * t->state.n_nodes; k++) {
+                size_t i = k % t->state.n_nodes;
                 struct xdev_node *n = &t->state.nodes[i];
+                if ((k < t->state.n_nodes) != is_drm_primary(n))
+                        continue;
                 if (!n->dirty && !all)
                         continue;
                 if (!n->granted && n->restored)
@@ -482,7 +492,7 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
                                          &t->bin, &t->waits);
                 phase_end(t, &t->times.sweep);
-                (void) xdev_linger_note(&t->linger, &t->state);
+                (void) xdev_linger_note(&t->linger, &t->state, ctx->procs);
                 t->loaded_has_holder = false;
         }
         t->state.has_holder = next_has;

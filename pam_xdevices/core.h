@@ -21,6 +21,9 @@ struct xdev_ctx {
         bool config_ok; /* false: a broken config; grant nothing new */
         struct xdev_log log;
         const char *statedir; /* XDEV_STATEDIR unless a test says otherwise */
+        /* Where the sweeps of a uid find its processes (xdevicesd's table of
+         * process events), or NULL: they walk /proc. */
+        const struct xdev_procsrc *procs;
 };
 
 /* What a login got, for its log line: the nodes of each class the user

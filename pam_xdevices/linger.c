@@ -736,6 +736,8 @@ static int sweep_pass(struct xdev_linger_sweep *s) {
                 !s->opts->in_session && !s->opts->report_only;
         struct dirent *de;
         int procfd, n = 0;
+        pid_t *cand = NULL;
+        size_t n_cand = 0, i_cand = 0;
         bool kernel;
         DIR *d;
 
@@ -748,13 +750,26 @@ static int sweep_pass(struct xdev_linger_sweep *s) {
                 return -ENOMEM;
         }
         kernel = kernel_table_usable(procfd);
-        while ((de = readdir(d))) {
+        /* with a process table, only the candidates, read one by one as
+         * the walk would read them */
+        if (s->opts->procs && s->opts->has_only &&
+            s->opts->procs->pids_of(s->opts->procs->data, s->opts->only_uid, &cand, &n_cand) < 0)
+                cand = NULL;
+        for (;;) {
                 struct proc p = { 0 };
                 uint64_t num;
                 int pidfd;
 
-                if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0 || num == 0)
-                        continue;
+                if (cand) {
+                        if (i_cand == n_cand)
+                                break;
+                        num = (uint64_t) cand[i_cand++];
+                } else {
+                        if (!(de = readdir(d)))
+                                break;
+                        if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0 || num == 0)
+                                continue;
+                }
                 p.pid = (pid_t) num;
                 if (p.pid == getpid() || (kernel && uses_kernel_table(p.pid)))
                         continue;
@@ -815,6 +830,7 @@ static int sweep_pass(struct xdev_linger_sweep *s) {
                 proc_act(s, pidfd, &p);
         }
         (void) closedir(d);
+        free(cand);
         return n;
 }
 
@@ -875,6 +891,7 @@ static struct xdev_linger_wait *sweep_detach(struct xdev_linger_sweep *s, uid_t 
         s->own_opts = *s->opts;
         s->own_opts.bin = NULL; /* the transaction's bin is gone by then */
         s->own_opts.report = NULL;
+        s->own_opts.procs = NULL; /* the owner's table is not for other threads */
         s->opts = &s->own_opts;
         s->own_counts = (struct xdev_linger_counts) { 0 };
         s->counts = &s->own_counts;
@@ -959,8 +976,9 @@ static void target_set(struct xdev_linger_target *t, const struct xdev_node *n) 
         (void) snprintf(t->path, sizeof t->path, "%s", n->path);
 }
 
-int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state) {
-        *set = (struct xdev_linger_set) { 0 };
+int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state,
+                     const struct xdev_procsrc *procs) {
+        *set = (struct xdev_linger_set) { .procs = procs };
         if (state->n_nodes == 0)
                 return 0;
         set->items = calloc(state->n_nodes, sizeof *set->items);
@@ -1009,6 +1027,7 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                         .only_uid = uid,
                         .in_session = xdev_state_uid_has_session(state, uid),
                         .bin = bin,
+                        .procs = set->procs,
                 };
                 struct xdev_linger_counts c;
                 size_t m = 0, rest = 0;

@@ -58,6 +58,15 @@ struct xdev_fd_bin {
 void xdev_fd_bin_add(struct xdev_fd_bin *bin, int fd);
 void xdev_fd_bin_empty(struct xdev_fd_bin *bin);
 
+/* Where a sweep of one uid finds the processes to read: PIDS_OF fills *RET
+ * (malloc'd) with every process one of whose uids may be UID (xdevicesd's
+ * table, proctab.h). Each is then read and treated exactly as the walk of
+ * /proc would treat it. -errno from PIDS_OF: the sweep walks /proc. */
+struct xdev_procsrc {
+        int (*pids_of)(void *data, uid_t uid, pid_t **ret, size_t *n);
+        void *data;
+};
+
 struct xdev_linger_opts {
         enum xdev_linger policy;
         unsigned grace_ms; /* SIGTERM .. SIGKILL */
@@ -68,13 +77,15 @@ struct xdev_linger_opts {
         bool has_only; /* act on processes one of whose real, effective,
                                  * saved or fs uids is ONLY_UID, and on no other */
         uid_t only_uid;
-        bool in_session;         /* ONLY_UID still has a session (a VT switch,
+        bool in_session;                  /* ONLY_UID still has a session (a VT switch,
                                  * not a logout): revoke input, drop DRM master,
                                  * but leave the rest of its X server alone */
-        struct xdev_fd_bin *bin; /* NULL: each copy is closed at once */
-        uint64_t until_ms;       /* 0: the grace period starts now; else when
+        struct xdev_fd_bin *bin;          /* NULL: each copy is closed at once */
+        uint64_t until_ms;                /* 0: the grace period starts now; else when
                                   * it ends (CLOCK_MONOTONIC ms), for a sweep
                                   * taken over from one who died */
+        const struct xdev_procsrc *procs; /* with HAS_ONLY: the candidates of
+                                           * ONLY_UID; NULL: every process */
 };
 
 struct xdev_linger_counts {
@@ -133,10 +144,13 @@ struct xdev_linger_set {
         struct xdev_linger_target *items;
         uid_t *grantee;
         size_t n;
+        const struct xdev_procsrc *procs; /* for the sweeps, or NULL */
 };
 
-/* Notes every granted shared node of STATE. */
-int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state);
+/* Notes every granted shared node of STATE; the sweeps of
+ * xdev_linger_after() find their processes through PROCS (may be NULL). */
+int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state,
+                     const struct xdev_procsrc *procs);
 /* Sweeps the noted nodes that STATE no longer grants to the same uid, with
  * the policy of CONFIG, acting only on processes of each uid that lost a
  * grant (never the holder of STATE). Frees SET. Adds to *RET, when not

@@ -30,12 +30,15 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "proctab.h"
 
 #define ACTIVE_VT_PATH "/sys/class/tty/tty0/active"
 #define RETRY_MS 1000
 /* After a handover, the enumeration that finds nodes the ledger lacked runs
  * once no switch came for this long: switches in a row go first. */
 #define ENUMERATE_IDLE_MS 100
+/* Process events are read at most once in this long while idle (ms). */
+#define PROCS_HOLDOFF_MS 1000
 
 enum {
         EXIT_OK = 0,
@@ -46,7 +49,7 @@ enum {
 };
 
 /* fds polled: signals, the active VT, the state directory, then leaders */
-enum { P_SIGNAL, P_ACTIVE, P_STATE, P_LEADERS };
+enum { P_SIGNAL, P_ACTIVE, P_STATE, P_PROCS, P_LEADERS };
 
 static bool log_stderr;
 
@@ -250,6 +253,48 @@ static void sweep_apart(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
         xdev_sweep_finish(ctx, waits);
 }
 
+/* The table of processes by uid that makes a switch's sweep read the
+ * departing user's processes only (doc/DESIGN.md §3.5); without it (no
+ * CAP_NET_ADMIN, a pid namespace of its own) every sweep walks /proc. */
+static struct xdev_proctab *procs_open(struct xdev_ctx *ctx, struct xdev_procsrc *src) {
+        struct xdev_proctab *t = NULL;
+        int r;
+
+        if (getenv("XDEVICESD_NO_PROC_EVENTS")) /* the tests' and the benchmark's switch */
+                r = -ECANCELED;
+        else
+                r = xdev_proctab_open(&t, 0, &ctx->log);
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_NOTICE,
+                         "no process events (%s): each switch reads every process's status",
+                         strerror(-r));
+                return NULL;
+        }
+        xdev_proctab_source(t, src);
+        ctx->procs = src;
+        return t;
+}
+
+/* Sets PFD to poll the process events while the daemon is IDLE and the
+ * hold-off after the last reading is over; during the hold-off the events
+ * wait in the queue, and *WAIT becomes the time left of it (returns true).
+ * A busy machine so wakes the daemon once per PROCS_HOLDOFF_MS, a quiet
+ * one never. */
+static bool procs_poll(struct xdev_proctab *procs, struct pollfd *pfd, bool idle, double after,
+                       int *wait) {
+        double left = after - xdev_now_ms();
+
+        pfd->fd = -1;
+        if (!procs || !idle)
+                return false;
+        if (left <= 0) {
+                pfd->fd = xdev_proctab_fd(procs);
+                return false;
+        }
+        *wait = (int) left + 1;
+        return true;
+}
+
 static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
         struct xdev_follow_result *res;
@@ -259,6 +304,9 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         int lockfd, sigfd = -1, activefd = -1, inofd = -1, ret = EXIT_FAILED, timeout = 0;
         sigset_t mask;
         bool stop = false, enumerate = false;
+        struct xdev_procsrc src;
+        struct xdev_proctab *procs = NULL;
+        double procs_after = 0; /* no reading of the events before (ms) */
 
         res = calloc(1, sizeof *res);
         if (!res || xdev_proc_stat(self.pid, &pst) < 0) {
@@ -310,6 +358,9 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         pfds[P_SIGNAL] = (struct pollfd) { .fd = sigfd, .events = POLLIN };
         pfds[P_ACTIVE] = (struct pollfd) { .fd = activefd, .events = POLLPRI | POLLERR };
         pfds[P_STATE] = (struct pollfd) { .fd = inofd, .events = POLLIN };
+        procs = procs_open(ctx, &src);
+        pfds[P_PROCS] =
+                (struct pollfd) { .fd = procs ? xdev_proctab_fd(procs) : -1, .events = POLLIN };
         xdev_log(&ctx->log, LOG_INFO, "following the VT in front (pid %d)", (int) self.pid);
 
         while (!stop) {
@@ -348,7 +399,10 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 }
                 if (timeout == 0)
                         continue;
-                r = poll(pfds, n_pfds, timeout < 0 && enumerate ? ENUMERATE_IDLE_MS : timeout);
+                int wait = timeout < 0 && enumerate ? ENUMERATE_IDLE_MS : timeout;
+                bool held = procs_poll(procs, &pfds[P_PROCS], timeout < 0 && !enumerate,
+                                       procs_after, &wait);
+                r = poll(pfds, n_pfds, wait);
                 if (r < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -376,6 +430,16 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                         timeout = r == -ESRCH ? 0 : -1;
                         continue;
                 }
+                if (r == 0 && held)
+                        continue; /* the hold-off is over: poll the events again */
+                if (pfds[P_PROCS].revents & POLLIN) {
+                        /* kept short, so that a switch has little to read;
+                         * then left for PROCS_HOLDOFF_MS */
+                        (void) xdev_proctab_drain(procs);
+                        procs_after = xdev_now_ms() + PROCS_HOLDOFF_MS;
+                        if (--r == 0)
+                                continue;
+                }
                 if (r == 1 && (pfds[P_STATE].revents & POLLIN) && !state_events(inofd))
                         continue; /* not the state: timeout (and a pending enumeration) as before */
                 timeout = 0;      /* look again */
@@ -398,6 +462,8 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         xdev_log(&ctx->log, LOG_INFO, "stopped");
         ret = EXIT_OK;
 out:
+        ctx->procs = NULL;
+        xdev_proctab_free(procs);
         for (size_t i = P_LEADERS; i < n_pfds; i++)
                 (void) close(pfds[i].fd);
         if (inofd >= 0)

@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,15 +30,19 @@
 
 static pid_t daemon_pid;
 
-static char *read_state(void) {
+static char *read_text(const char *path) {
         char *buf = calloc(1, 1 << 16);
-        int fd = open("/run/xdevices/state", O_RDONLY | O_CLOEXEC);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
                 ssize_t n = read(fd, buf, (1 << 16) - 1);
                 (void) n;
                 (void) close(fd);
         }
         return buf;
+}
+
+static char *read_state(void) {
+        return read_text("/run/xdevices/state");
 }
 
 static bool state_has(const char *what) {
@@ -82,7 +87,9 @@ static void assert_vt(int vt, uid_t uid, const char *perm) {
                       (unsigned) uid, p ? p : "(error)", perm);
 }
 
-static void daemon_start(void) {
+/* With NO_PROC_EVENTS, the daemon runs without its process table (as
+ * where the proc connector cannot be used): every sweep walks /proc. */
+static void daemon_start_with(bool no_proc_events) {
         const char *bin = getenv("XDEV_DAEMON");
         ck_assert_msg(bin, "XDEV_DAEMON is not set");
         fflush(NULL);
@@ -93,12 +100,18 @@ static void daemon_start(void) {
                               0600);
                 if (fd >= 0)
                         (void) dup2(fd, STDERR_FILENO);
+                if (no_proc_events)
+                        (void) setenv("XDEVICESD_NO_PROC_EVENTS", "1", 1);
                 execl(bin, bin, "--conf=" H_CONF, "--stderr", "--debug", (char *) NULL);
                 _exit(127);
         }
         for (int ms = 0; ms < WAIT_MS && !state_has("\nfollow pid="); ms += 20)
                 sleep_ms(20);
         ck_assert_msg(state_has("\nfollow pid="), "xdevicesd did not mark the state as followed");
+}
+
+static void daemon_start(void) {
+        daemon_start_with(false);
 }
 
 /* Tells the daemon to look again, as a VT switch would. */
@@ -250,7 +263,10 @@ END_TEST
  * at 100% CPU. Counted in syscalls, not time: a looping daemon makes
  * thousands a second, a sleeping one none. */
 START_TEST(test_daemon_sleeps_when_nothing_happens) {
-        daemon_start();
+        /* without its process table, which wakes it (once a second at
+         * most) for what the other processes of this machine do: see
+         * test_daemon_reads_process_events_once_a_second */
+        daemon_start_with(true);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
@@ -611,6 +627,151 @@ START_TEST(test_hard_linked_node_is_restored) {
 }
 END_TEST
 
+/* At a switch the DRM cards are granted before the input nodes, whatever
+ * the ledger's order: a display server back on its VT takes the card
+ * first. card1 here is plugged in last, so the ledger lists it last. */
+START_TEST(test_switch_grants_the_drm_cards_first) {
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        struct stat st;
+        ck_assert_int_eq(stat("/dev/dri/card0", &st), 0);
+        ck_assert_int_eq(mknod("/dev/dri/card1", S_IFCHR | 0660, makedev(226, 1)), 0);
+        ck_assert_int_eq(chown("/dev/dri/card1", 0, st.st_gid), 0);
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        for (int ms = 0; ms < WAIT_MS && strcmp(h_acl_of("/dev/dri/card1", H_UID_BOB), "rw");
+             ms += 20)
+                sleep_ms(20);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card1", H_UID_BOB), "rw");
+
+        (void) truncate(H_ROOT "/xdevicesd.log", 0);
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        for (int ms = 0; ms < WAIT_MS && strcmp(h_acl_of("/dev/dri/card1", H_UID_ALICE), "rw");
+             ms += 20)
+                sleep_ms(20);
+        char *log = read_text(H_ROOT "/xdevicesd.log");
+        const char *p = log, *first_input = NULL, *last_card = NULL;
+        unsigned cards = 0;
+        while ((p = strstr(p, "\": granted"))) {
+                const char *q = p;
+                while (q > log && q[-1] != '"')
+                        q--;
+                if (strncmp(q, "/dev/dri/card", 13) == 0) {
+                        last_card = q;
+                        cards++;
+                } else if (strncmp(q, "/dev/input/", 11) == 0 && !first_input)
+                        first_input = q;
+                p++;
+        }
+        ck_assert_msg(cards == 2 && first_input, "the switch's grants were not logged (%u cards)",
+                      cards);
+        ck_assert_msg(last_card < first_input, "an input node was granted before a DRM card");
+        free(log);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        ck_assert_int_eq(unlink("/dev/dri/card1"), 0);
+}
+END_TEST
+
+static long daemon_wakeups(void) {
+        char path[64], buf[256];
+        long n = -1;
+        snprintf(path, sizeof path, "/proc/%d/status", (int) daemon_pid);
+        FILE *f = fopen(path, "re");
+        while (f && fgets(buf, sizeof buf, f))
+                (void) sscanf(buf, "voluntary_ctxt_switches: %ld", &n);
+        if (f)
+                (void) fclose(f);
+        return n;
+}
+
+/* User processes on this machine: every /proc entry but kthreadd's
+ * children and kthreadd. */
+static unsigned user_processes(void) {
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        unsigned n = 0;
+        while (d && (de = readdir(d))) {
+                char path[64], buf[512];
+                int pid = atoi(de->d_name), ppid = -1;
+                if (pid <= 2)
+                        continue;
+                snprintf(path, sizeof path, "/proc/%d/status", pid);
+                FILE *f = fopen(path, "re");
+                while (f && fgets(buf, sizeof buf, f))
+                        (void) sscanf(buf, "PPid: %d", &ppid);
+                if (f)
+                        (void) fclose(f);
+                if (ppid > 2 || ppid == 0 || ppid == 1)
+                        n++;
+        }
+        if (d)
+                closedir(d);
+        return n;
+}
+
+/* The process table: a storm of forks wakes the daemon about once a
+ * second, not once per fork; and the sweep at the next switch reads the
+ * departing user's processes only, not every process on the machine. */
+START_TEST(test_daemon_reads_process_events_once_a_second) {
+        fresh();
+        (void) unlink(H_ROOT "/xdevicesd.log"); /* this daemon's lines only */
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        sleep_ms(1500); /* past the hold-off of the logins' own forks */
+
+        long before = daemon_wakeups();
+        ck_assert_int_ge(before, 0);
+        unsigned forks = 0;
+        double t0 = xdev_now_ms();
+        while (xdev_now_ms() - t0 < 2500) {
+                pid_t p = fork();
+                ck_assert_int_ge(p, 0);
+                if (p == 0)
+                        _exit(0);
+                (void) waitpid(p, NULL, 0);
+                forks++;
+        }
+        long woke = daemon_wakeups() - before;
+        ck_assert_msg(woke <= 8, "xdevicesd woke %ld times for %u forks in 2.5 s", woke, forks);
+        ck_assert_uint_ge(forks, 100);
+
+        /* a switch to bob: alice's sweep reads her processes, not all */
+        unsigned all = user_processes();
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        char *log = read_text(H_ROOT "/xdevicesd.log");
+        ck_assert_ptr_nonnull(log);
+        const char *no = strstr(log, "no process events");
+        ck_assert_msg(!no, "the daemon runs without its table: %.120s", no);
+        const char *last = NULL;
+        for (const char *p = log; (p = strstr(p, " processes, grant")); p++)
+                last = p;
+        ck_assert_msg(last, "no switch logged");
+        while (last > log && last[-1] != ' ')
+                last--;
+        unsigned read_procs = (unsigned) atoi(last);
+        ck_assert_msg(all >= 10 && read_procs * 2 < all,
+                      "the switch read %u processes of the %u on the machine", read_procs, all);
+        free(log);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("follow");
         TCase *tc = tcase_create("daemon");
@@ -620,6 +781,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
         tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);
         tcase_add_test(tc, test_daemon_sleeps_when_nothing_happens);
+        tcase_add_test(tc, test_daemon_reads_process_events_once_a_second);
+        tcase_add_test(tc, test_switch_grants_the_drm_cards_first);
         tcase_add_test(tc, test_login_in_the_background_holds_nothing);
         tcase_add_test(tc, test_crashed_daemon_leaves_the_follow_rule_in_force);
         tcase_add_test(tc, test_clean_stop_resumes_the_login_rule);

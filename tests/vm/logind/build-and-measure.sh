@@ -13,9 +13,12 @@
 # qemu suite's image (build-image.sh, the project built from SRCDIR, in a
 # cache of its own) booted with xdt-ours-measure in place of the
 # orchestrator, on the same virtual hardware, right after (--no-ours: not).
+# Each guest first starts N idle processes of nobody (--idle, default 1000),
+# as a busy machine has: logind's switch does not look at them, ours reads
+# the departing user's processes only (its table of process events).
 #
 # usage: build-and-measure.sh [--srcdir DIR] [--out DIR] [--count N]
-#                             [--timeout SECONDS] [--no-ours]
+#                             [--timeout SECONDS] [--no-ours] [--idle N]
 # Prints "logind switch-to-ACL latency (qemu TCG, /dev/dri/card0): median
 # X ms, max Y ms over N switches", then the same line for xdevicesd, and
 # exits 0; non-zero only if a figure could not be made (image, boot,
@@ -30,18 +33,20 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../../.." && pwd)
-out=$here/../out-logind count=100 timeout=900 ours=1
+out=$here/../out-logind count=100 timeout=900 ours=1 idle=1000
 while [ $# -gt 0 ]; do
 	case $1 in
 	--srcdir) srcdir=$(cd "$2" && pwd); shift 2 ;;
 	--no-ours) ours=0; shift ;;
 	--out) out=$2; shift 2 ;;
 	--count) count=$2; shift 2 ;;
+	--idle) idle=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
-	*) echo "usage: $0 [--srcdir DIR] [--out DIR] [--count N] [--timeout SECONDS] [--no-ours]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--srcdir DIR] [--out DIR] [--count N] [--timeout SECONDS] [--no-ours] [--idle N]" >&2; exit 2 ;;
 	esac
 done
 case $count in '' | *[!0-9]*) echo "bench-vm-logind: bad --count" >&2; exit 2 ;; esac
+case $idle in '' | *[!0-9]*) echo "bench-vm-logind: bad --idle" >&2; exit 2 ;; esac
 
 say() { echo "bench-vm-logind: $*" >&2; }
 for tool in mmdebstrap mkfs.ext4 debugfs qemu-system-x86_64 "${CC:-cc}"; do
@@ -218,7 +223,7 @@ run_guest() {
 	nice qemu-system-x86_64 -machine "pc,accel=$accel" -smp 2 -m 1536 \
 		-nodefaults -no-user-config \
 		-kernel "$2" -initrd "$3" \
-		-append "root=/dev/vda rw console=ttyS0 quiet loglevel=3 xdt.count=$count" \
+		-append "root=/dev/vda rw console=ttyS0 quiet loglevel=3 xdt.count=$count xdt.idle=$idle" \
 		-drive "file=$4,format=raw,if=virtio" -snapshot \
 		-vga std -display none \
 		-device qemu-xhci,id=xhci -device usb-kbd,bus=xhci.0 -device usb-tablet,bus=xhci.0 \
@@ -249,13 +254,13 @@ run_guest() {
 	return "$rc"
 }
 status=0
-label="(qemu ${accel^^}, /dev/dri/card0)"
 run_guest logind "$img/vmlinuz" "$img/initrd.img" "$img/rootfs.ext4" || status=1
 figure_logind=$FIGURE
 FIGURE=
 if [ -n "$ours_rootfs" ]; then
 	run_guest ours "$oimg/vmlinuz" "$oimg/initrd.img" "$ours_rootfs" || status=1
 fi
+label="(qemu ${accel^^}, /dev/dri/card0, $idle idle processes)"
 [ -z "$figure_logind" ] || echo "logind switch-to-ACL latency $label: $figure_logind"
 [ -z "$FIGURE" ] || echo "xdevicesd switch-to-ACL latency $label: $FIGURE"
 [ -z "$ours_rootfs" ] || tr -d '\r' <"$out/ours-serial.log" | sed -n 's/^XDT-BENCH-ALSO /xdevicesd /p'

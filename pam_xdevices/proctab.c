@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A table of processes by uid, kept from the proc connector's events. See
+ * proctab.h and doc/DESIGN.md §3.5. */
+#include "config.h"
+
+#include "proctab.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RCVBUF_DEFAULT (4u << 20)
+#define CAP_SETUID_BIT 7
+#define KTHREADD_PID 2
+
+enum {
+        E_USED = 1u << 0,
+        E_KERNEL = 1u << 1,   /* a kernel thread: never listed */
+        E_SETID = 1u << 2,    /* CAP_SETUID permitted: may take any fsuid silently */
+        E_EXITING = 1u << 3,  /* its leader exited: gone, or a zombie with threads */
+        E_TOMBSTONE = 1u << 4 /* a removed slot (open addressing) */
+};
+
+struct entry {
+        pid_t pid;
+        unsigned flags;
+        uid_t uid[4];     /* real, effective, saved, fs */
+        uint64_t read_ns; /* CLOCK_MONOTONIC before its status was read, 0: copied */
+};
+
+struct xdev_proctab {
+        int sock;
+        int procfd;
+        const struct xdev_log *log;
+        struct entry *slots;
+        size_t cap;  /* a power of two */
+        size_t used; /* slots in use or tombstoned */
+        size_t live;
+        bool fsuid_events; /* setfsuid() sends an event (self_test) */
+        struct xdev_proctab_stats stats;
+};
+
+/* --- the hash table: open addressing on the pid --------------------------- */
+
+static size_t slot_of(const struct xdev_proctab *t, pid_t pid) {
+        return ((size_t) (uint32_t) pid * 2654435761u) & (t->cap - 1);
+}
+
+static struct entry *find(struct xdev_proctab *t, pid_t pid) {
+        for (size_t i = slot_of(t, pid), k = 0; k < t->cap; i = (i + 1) & (t->cap - 1), k++) {
+                struct entry *e = &t->slots[i];
+                if (!(e->flags & (E_USED | E_TOMBSTONE)))
+                        return NULL;
+                if ((e->flags & E_USED) && e->pid == pid)
+                        return e;
+        }
+        return NULL;
+}
+
+static int grow(struct xdev_proctab *t, size_t cap) {
+        struct entry *old = t->slots, *nw = calloc(cap, sizeof *nw);
+        size_t old_cap = t->cap;
+
+        if (!nw)
+                return -ENOMEM;
+        t->slots = nw;
+        t->cap = cap;
+        t->used = t->live = 0;
+        for (size_t i = 0; i < old_cap; i++)
+                if (old[i].flags & E_USED) {
+                        size_t j = slot_of(t, old[i].pid);
+                        while (t->slots[j].flags & E_USED)
+                                j = (j + 1) & (t->cap - 1);
+                        t->slots[j] = old[i];
+                        t->used++;
+                        t->live++;
+                }
+        free(old);
+        return 0;
+}
+
+/* The entry of PID, made when absent (flags 0 but E_USED). NULL: no memory. */
+static struct entry *upsert(struct xdev_proctab *t, pid_t pid) {
+        struct entry *e = find(t, pid), *tomb = NULL;
+
+        if (e)
+                return e;
+        if ((t->used + 1) * 4 > t->cap * 3 &&
+            grow(t, t->live * 4 > t->cap ? t->cap * 2 : t->cap) < 0)
+                return NULL;
+        for (size_t i = slot_of(t, pid);; i = (i + 1) & (t->cap - 1)) {
+                e = &t->slots[i];
+                if (e->flags & E_TOMBSTONE) {
+                        if (!tomb)
+                                tomb = e;
+                        continue;
+                }
+                if (!(e->flags & E_USED))
+                        break;
+        }
+        if (tomb)
+                e = tomb;
+        else
+                t->used++;
+        *e = (struct entry) { .pid = pid, .flags = E_USED };
+        t->live++;
+        return e;
+}
+
+static void drop(struct xdev_proctab *t, struct entry *e) {
+        e->flags = E_TOMBSTONE;
+        t->live--;
+}
+
+/* --- reading a process ---------------------------------------------------- */
+
+/* The clock of the events' timestamps (ktime_get_ns). */
+static uint64_t now_ns(void) {
+        struct timespec ts;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+static const char *field(const char *buf, const char *name) {
+        const char *p = strstr(buf, name);
+        return p ? p + strlen(name) : NULL;
+}
+
+/* Fills E's uids and flags from /proc/PID/status. -ESRCH: gone. */
+static int read_proc(struct xdev_proctab *t, struct entry *e) {
+        char path[32], buf[4096];
+        unsigned long u[4], ppid;
+        unsigned long long caps;
+        const char *p;
+        ssize_t n;
+        int fd;
+
+        e->read_ns = now_ns();
+        (void) snprintf(path, sizeof path, "%d/status", (int) e->pid);
+        fd = openat(t->procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -ESRCH;
+        n = read(fd, buf, sizeof buf - 1);
+        (void) close(fd);
+        if (n <= 0)
+                return -ESRCH;
+        buf[n] = '\0';
+        if (!(p = field(buf, "\nPPid:")) || sscanf(p, "%lu", &ppid) != 1)
+                return -EIO;
+        if (!(p = field(buf, "\nUid:")) ||
+            sscanf(p, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) != 4)
+                return -EIO;
+        if (!(p = field(buf, "\nCapPrm:")) || sscanf(p, "%llx", &caps) != 1)
+                return -EIO;
+        e->flags &= ~(E_KERNEL | E_SETID);
+        /* kthreadd's children are kernel threads; pid 2 itself */
+        if (e->pid == KTHREADD_PID || ppid == KTHREADD_PID)
+                e->flags |= E_KERNEL;
+        else if (caps & (1ull << CAP_SETUID_BIT))
+                e->flags |= E_SETID;
+        for (int i = 0; i < 4; i++)
+                e->uid[i] = (uid_t) u[i];
+        return 0;
+}
+
+static void reread(struct xdev_proctab *t, pid_t pid) {
+        struct entry *e = upsert(t, pid);
+        if (e && read_proc(t, e) == -ESRCH)
+                drop(t, e);
+}
+
+/* Empties the table and reads every process of /proc. */
+static int seed(struct xdev_proctab *t) {
+        struct dirent *de;
+        DIR *d;
+        int fd;
+
+        for (size_t i = 0; i < t->cap; i++)
+                t->slots[i].flags = 0;
+        t->used = t->live = 0;
+        fd = openat(t->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                (void) close(fd);
+                return -ENOMEM;
+        }
+        while ((de = readdir(d))) {
+                uint64_t num;
+                if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0 || num == 0)
+                        continue;
+                reread(t, (pid_t) num);
+        }
+        (void) closedir(d);
+        return 0;
+}
+
+/* --- the connector -------------------------------------------------------- */
+
+static int mcast(int sock, enum proc_cn_mcast_op op) {
+        struct {
+                struct nlmsghdr nl;
+                struct cn_msg cn;
+                enum proc_cn_mcast_op op;
+        } __attribute__((packed)) msg;
+
+        memset(&msg, 0, sizeof msg);
+        msg.nl.nlmsg_len = sizeof msg;
+        msg.nl.nlmsg_type = NLMSG_DONE;
+        msg.cn.id.idx = CN_IDX_PROC;
+        msg.cn.id.val = CN_VAL_PROC;
+        msg.cn.len = sizeof msg.op;
+        msg.op = op;
+        return send(sock, &msg, sizeof msg, 0) == (ssize_t) sizeof msg ? 0 : -errno;
+}
+
+static void apply(struct xdev_proctab *t, const struct proc_event *ev) {
+        struct entry *e, *parent;
+
+        switch (ev->what) {
+        case PROC_EVENT_FORK: {
+                uint64_t when = ev->timestamp_ns;
+                /* a thread is its group's: only a new group is a process */
+                if (ev->event_data.fork.child_pid != ev->event_data.fork.child_tgid)
+                        return;
+                e = find(t, ev->event_data.fork.child_tgid);
+                if (e && !(e->flags & E_EXITING) && e->read_ns > when)
+                        return; /* read after the fork (the seed): newer than a copy */
+                e = upsert(t, ev->event_data.fork.child_tgid);
+                if (!e)
+                        return;
+                parent = find(t, ev->event_data.fork.parent_tgid);
+                if (ev->event_data.fork.parent_tgid == KTHREADD_PID) {
+                        *e = (struct entry) { .pid = e->pid, .flags = E_USED | E_KERNEL };
+                } else if (parent && !(parent->flags & (E_EXITING | E_KERNEL)) &&
+                           parent->read_ns <= when) {
+                        /* the child has its parent's credentials of that
+                         * moment; a change after it comes as an event */
+                        e->flags = E_USED | (parent->flags & E_SETID);
+                        memcpy(e->uid, parent->uid, sizeof e->uid);
+                        e->read_ns = 0;
+                } else {
+                        /* the parent is unknown, or was read after the fork
+                         * (its uids may be newer than the child's) */
+                        e->flags = E_USED;
+                        if (read_proc(t, e) == -ESRCH)
+                                drop(t, e);
+                }
+                break;
+        }
+        case PROC_EVENT_EXEC:
+                reread(t, ev->event_data.exec.process_tgid);
+                break;
+        case PROC_EVENT_UID:
+                reread(t, ev->event_data.id.process_tgid);
+                break;
+        case PROC_EVENT_EXIT:
+                if (ev->event_data.exit.process_pid != ev->event_data.exit.process_tgid)
+                        return;
+                /* its other threads may live on: checked when listed */
+                e = find(t, ev->event_data.exit.process_tgid);
+                if (e)
+                        e->flags |= E_EXITING;
+                break;
+        default:
+                break;
+        }
+}
+
+#define BATCH 64
+#define MSG_MAX 256 /* one event: nlmsghdr + cn_msg + proc_event, 76 bytes */
+
+/* Applies the events of one datagram. */
+static int apply_msg(struct xdev_proctab *t, const char *buf, size_t len) {
+        int events = 0;
+        for (const struct nlmsghdr *h = (const struct nlmsghdr *) buf; NLMSG_OK(h, len);
+             h = NLMSG_NEXT(h, len)) {
+                const struct cn_msg *cn = NLMSG_DATA(h);
+                if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_NOOP)
+                        continue;
+                if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof(struct proc_event)) ||
+                    cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
+                        continue;
+                apply(t, (const struct proc_event *) cn->data);
+                events++;
+        }
+        return events;
+}
+
+int xdev_proctab_drain(struct xdev_proctab *t) {
+        char bufs[BATCH][MSG_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
+        struct mmsghdr msgs[BATCH];
+        struct iovec iov[BATCH];
+        int events = 0;
+        bool lost = false;
+
+        for (;;) {
+                for (size_t i = 0; i < BATCH; i++) {
+                        iov[i] = (struct iovec) { .iov_base = bufs[i], .iov_len = MSG_MAX };
+                        msgs[i] = (struct mmsghdr) { .msg_hdr = { .msg_iov = &iov[i],
+                                                                  .msg_iovlen = 1 } };
+                }
+                int n = recvmmsg(t->sock, msgs, BATCH, MSG_DONTWAIT, NULL);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == ENOBUFS) {
+                                lost = true;
+                                t->stats.overflow++;
+                                continue;
+                        }
+                        if (errno == EAGAIN || errno == EWOULDBLOCK)
+                                break;
+                        return -errno;
+                }
+                for (int i = 0; i < n; i++)
+                        events += apply_msg(t, bufs[i], msgs[i].msg_len);
+                if (n < BATCH)
+                        break;
+        }
+        t->stats.events += (uint64_t) events;
+        if (lost) {
+                /* what changed while the events were lost is unknown: start
+                 * again from /proc (the queue is empty now, and what comes
+                 * after the scan's start is applied on top of it) */
+                t->stats.reseeds++;
+                if (t->log)
+                        xdev_log(
+                                t->log, LOG_WARNING,
+                                "process events were lost (the queue overflowed); the process table is read again from /proc");
+                int r = seed(t);
+                if (r < 0)
+                        return r;
+        }
+        return events;
+}
+
+/* Forks a child that changes its fsuid and exits, and waits (bounded) for
+ * its events: the kernel sends none outside the initial pid and user
+ * namespaces, and says nothing of it. Whether setfsuid() sends one
+ * (PROC_EVENT_UID; Linux 6.18 does) decides whether a process that may
+ * take any fsuid (CAP_SETUID) must be read at every sweep. */
+static int self_test(struct xdev_proctab *t) {
+        char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
+        bool forked = false, exited = false;
+        pid_t child = fork();
+
+        if (child < 0)
+                return -errno;
+        if (child == 0) {
+                (void) setfsuid(65534);
+                _exit(0);
+        }
+        (void) waitpid(child, NULL, 0);
+        t->fsuid_events = false;
+        for (int tries = 0; tries < 50 && !exited; tries++) {
+                struct pollfd pfd = { .fd = t->sock, .events = POLLIN };
+                if (poll(&pfd, 1, 20) <= 0)
+                        continue;
+                ssize_t n = recv(t->sock, buf, sizeof buf, MSG_DONTWAIT);
+                if (n < 0)
+                        continue;
+                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, (size_t) n);
+                     h = NLMSG_NEXT(h, n)) {
+                        const struct cn_msg *cn = NLMSG_DATA(h);
+                        if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof(struct proc_event)))
+                                continue;
+                        const struct proc_event *ev = (const struct proc_event *) cn->data;
+                        if (ev->what == PROC_EVENT_FORK && ev->event_data.fork.child_tgid == child)
+                                forked = true;
+                        else if (ev->what == PROC_EVENT_UID &&
+                                 ev->event_data.id.process_tgid == child)
+                                t->fsuid_events = true;
+                        else if (ev->what == PROC_EVENT_EXIT &&
+                                 ev->event_data.exit.process_tgid == child)
+                                exited = true;
+                }
+        }
+        return forked && exited ? 0 : -EOPNOTSUPP;
+}
+
+int xdev_proctab_open(struct xdev_proctab **ret, size_t rcvbuf, const struct xdev_log *log) {
+        struct sockaddr_nl addr = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
+        struct xdev_proctab *t = calloc(1, sizeof *t);
+        int size, r;
+
+        *ret = NULL;
+        if (!t)
+                return -ENOMEM;
+        t->log = log;
+        t->sock = t->procfd = -1;
+        t->cap = 1024;
+        t->slots = calloc(t->cap, sizeof *t->slots);
+        if (!t->slots) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        t->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        t->sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
+        if (t->procfd < 0 || t->sock < 0) {
+                r = -errno;
+                goto fail;
+        }
+        size = (int) (rcvbuf ? rcvbuf : RCVBUF_DEFAULT);
+        /* FORCE passes rmem_max (root); a small RCVBUF is for the tests */
+        if (setsockopt(t->sock, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
+                (void) setsockopt(t->sock, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+        if (bind(t->sock, (struct sockaddr *) &addr, sizeof addr) < 0 ||
+            (r = mcast(t->sock, PROC_CN_MCAST_LISTEN)) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        /* subscribed first, then seeded: nothing falls between the two */
+        r = self_test(t);
+        if (r < 0)
+                goto fail;
+        r = seed(t);
+        if (r < 0)
+                goto fail;
+        (void) xdev_proctab_drain(t);
+        *ret = t;
+        return 0;
+fail:
+        xdev_proctab_free(t);
+        return r < 0 ? r : -EIO;
+}
+
+void xdev_proctab_free(struct xdev_proctab *t) {
+        if (!t)
+                return;
+        if (t->sock >= 0) {
+                (void) mcast(t->sock, PROC_CN_MCAST_IGNORE);
+                (void) close(t->sock);
+        }
+        if (t->procfd >= 0)
+                (void) close(t->procfd);
+        free(t->slots);
+        free(t);
+}
+
+int xdev_proctab_fd(const struct xdev_proctab *t) {
+        return t->sock;
+}
+
+static bool may_be(struct xdev_proctab *t, struct entry *e, uid_t uid) {
+        bool match;
+
+        if (e->flags & E_KERNEL)
+                return false;
+        match = ((e->flags & E_SETID) && !t->fsuid_events) || e->uid[0] == uid ||
+                e->uid[1] == uid || e->uid[2] == uid || e->uid[3] == uid;
+        /* a leader that exited: kept while its pid is taken (a zombie, or
+         * a group whose other threads run on, holding their fd table) */
+        if ((e->flags & E_EXITING) && kill(e->pid, 0) < 0 && errno == ESRCH) {
+                drop(t, e);
+                return false;
+        }
+        return match;
+}
+
+int xdev_proctab_pids(struct xdev_proctab *t, uid_t uid, pid_t **ret, size_t *n) {
+        pid_t *v;
+        size_t k = 0, cap = 64;
+        int r;
+
+        *ret = NULL;
+        *n = 0;
+        r = xdev_proctab_drain(t);
+        if (r < 0)
+                return r;
+        v = malloc(cap * sizeof *v);
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->cap; i++) {
+                struct entry *e = &t->slots[i];
+                if (!(e->flags & E_USED) || !may_be(t, e, uid))
+                        continue;
+                if (k == cap) {
+                        pid_t *nv = realloc(v, cap * 2 * sizeof *v);
+                        if (!nv) {
+                                free(v);
+                                return -ENOMEM;
+                        }
+                        v = nv;
+                        cap *= 2;
+                }
+                v[k++] = e->pid;
+        }
+        *ret = v;
+        *n = k;
+        return 0;
+}
+
+void xdev_proctab_stats(const struct xdev_proctab *t, struct xdev_proctab_stats *ret) {
+        *ret = t->stats;
+        ret->fsuid_events = t->fsuid_events;
+        ret->procs = 0;
+        for (size_t i = 0; i < t->cap; i++)
+                if ((t->slots[i].flags & E_USED) && !(t->slots[i].flags & E_KERNEL))
+                        ret->procs++;
+}
+
+static int source_pids(void *data, uid_t uid, pid_t **ret, size_t *n) {
+        return xdev_proctab_pids(data, uid, ret, n);
+}
+
+void xdev_proctab_source(struct xdev_proctab *t, struct xdev_procsrc *ret) {
+        *ret = (struct xdev_procsrc) { .pids_of = source_pids, .data = t };
+}

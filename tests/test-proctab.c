@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* xdevicesd's process table (proctab.c) against the real proc connector:
+ * it follows forks, uid changes and exits; a lost event reseeds it; a pid
+ * namespace of its own gets no events and the table says so; and a sweep
+ * fed by the table finds what the walk of /proc finds. Root (the connector
+ * needs CAP_NET_ADMIN); no VT is used. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "linger.h"
+#include "proctab.h"
+#include "runner.h"
+
+/* A child that takes the uids given, tells the parent, and waits for its
+ * pipe to close (or to be killed). */
+struct kid {
+        pid_t pid;
+        int hold; /* the write end: closing it ends the child */
+};
+
+static struct kid kid_start(uid_t ruid, uid_t euid, uid_t suid, bool fork_again) {
+        int ready[2], hold[2];
+        struct kid k;
+        char c;
+
+        ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(hold, O_CLOEXEC), 0);
+        k.pid = fork();
+        ck_assert_int_ge(k.pid, 0);
+        if (k.pid == 0) {
+                (void) close(ready[0]);
+                (void) close(hold[1]);
+                if (setresuid(ruid, euid, suid) < 0)
+                        _exit(1);
+                if (fork_again && fork() == 0) {
+                        /* the grandchild: waits as its parent does */
+                        (void) read(hold[0], &c, 1);
+                        _exit(0);
+                }
+                (void) write(ready[1], "x", 1);
+                (void) read(hold[0], &c, 1);
+                _exit(0);
+        }
+        (void) close(ready[1]);
+        (void) close(hold[0]);
+        ck_assert_int_eq(read(ready[0], &c, 1), 1);
+        (void) close(ready[0]);
+        k.hold = hold[1];
+        return k;
+}
+
+static void kid_end(struct kid *k) {
+        (void) close(k->hold);
+        (void) kill(k->pid, SIGKILL);
+        (void) waitpid(k->pid, NULL, 0);
+}
+
+static bool listed(struct xdev_proctab *t, uid_t uid, pid_t pid, size_t *ret_n) {
+        pid_t *v;
+        size_t n;
+        bool found = false;
+
+        ck_assert_int_eq(xdev_proctab_pids(t, uid, &v, &n), 0);
+        for (size_t i = 0; i < n; i++)
+                found = found || v[i] == pid;
+        if (ret_n)
+                *ret_n = n;
+        free(v);
+        return found;
+}
+
+static bool any_kernel_thread(struct xdev_proctab *t, uid_t uid) {
+        struct xdev_proc_stat st;
+        pid_t *v;
+        size_t n;
+        bool kernel = false;
+
+        ck_assert_int_eq(xdev_proctab_pids(t, uid, &v, &n), 0);
+        for (size_t i = 0; i < n; i++)
+                if (xdev_proc_stat(v[i], &st) == 0 && (st.flags & 0x00200000u /* PF_KTHREAD */))
+                        kernel = true;
+        free(v);
+        return kernel;
+}
+
+static struct xdev_proctab *table_open(size_t rcvbuf) {
+        struct xdev_proctab *t = NULL;
+        int r = xdev_proctab_open(&t, rcvbuf, NULL);
+        ck_assert_msg(r == 0, "cannot open the process table: %s", strerror(-r));
+        return t;
+}
+
+START_TEST(test_table_follows_fork_uid_changes_and_exit) {
+        struct xdev_proctab *t = table_open(0);
+        struct xdev_proctab_stats st;
+
+        /* alice's child, and the grandchild it forks; bob's child; a root
+         * child that only borrows alice's fsuid */
+        struct kid a = kid_start(H_UID_ALICE, H_UID_ALICE, H_UID_ALICE, true);
+        struct kid b = kid_start(H_UID_BOB, H_UID_BOB, H_UID_BOB, false);
+        ck_assert(listed(t, H_UID_ALICE, a.pid, NULL));
+        ck_assert(!listed(t, H_UID_ALICE, b.pid, NULL));
+        ck_assert(listed(t, H_UID_BOB, b.pid, NULL));
+        ck_assert(!listed(t, H_UID_BOB, a.pid, NULL));
+        ck_assert_msg(!listed(t, H_UID_ALICE, getpid(), NULL), "root's own process was listed");
+        ck_assert_msg(!any_kernel_thread(t, 0), "a kernel thread was listed");
+
+        /* the grandchild: found by its parent's uids, copied at the fork */
+        pid_t *v;
+        size_t n, grandchildren = 0;
+        ck_assert_int_eq(xdev_proctab_pids(t, H_UID_ALICE, &v, &n), 0);
+        for (size_t i = 0; i < n; i++) {
+                struct xdev_proc_stat ps;
+                char path[64], buf[256];
+                (void) snprintf(path, sizeof path, "/proc/%d/stat", (int) v[i]);
+                FILE *f = fopen(path, "re");
+                if (f && fgets(buf, sizeof buf, f)) {
+                        const char *rp = strrchr(buf, ')');
+                        int ppid = 0;
+                        if (rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == a.pid &&
+                            xdev_proc_stat(v[i], &ps) == 0)
+                                grandchildren++;
+                }
+                if (f)
+                        fclose(f);
+        }
+        free(v);
+        ck_assert_uint_eq(grandchildren, 1);
+
+        /* a root process that takes alice's fsuid (setfsuid) or her saved
+         * uid (setresuid) is hers from then on */
+        int go[2], done[2];
+        char c;
+        ck_assert_int_eq(pipe(go), 0);
+        ck_assert_int_eq(pipe(done), 0);
+        pid_t r = fork();
+        ck_assert_int_ge(r, 0);
+        if (r == 0) {
+                (void) close(go[1]);
+                (void) close(done[0]);
+                (void) read(go[0], &c, 1);
+                (void) setfsuid(H_UID_ALICE);
+                (void) write(done[1], "x", 1);
+                (void) read(go[0], &c, 1);
+                _exit(0);
+        }
+        xdev_proctab_stats(t, &st);
+        ck_assert_msg(st.fsuid_events || listed(t, H_UID_ALICE, r, NULL),
+                      "no setfsuid event on this kernel, and CAP_SETUID processes were not listed");
+        if (st.fsuid_events)
+                ck_assert(!listed(t, H_UID_ALICE, r, NULL));
+        ck_assert_int_eq(write(go[1], "x", 1), 1);
+        ck_assert_int_eq(read(done[0], &c, 1), 1);
+        ck_assert_msg(listed(t, H_UID_ALICE, r, NULL), "a setfsuid(alice) was missed");
+        (void) close(go[1]);
+        (void) waitpid(r, NULL, 0);
+
+        /* exits: gone from the table once reaped */
+        kid_end(&a);
+        ck_assert(!listed(t, H_UID_ALICE, a.pid, NULL));
+        kid_end(&b);
+        ck_assert(!listed(t, H_UID_BOB, b.pid, NULL));
+        xdev_proctab_stats(t, &st);
+        ck_assert_uint_gt(st.events, 0);
+        ck_assert_uint_eq(st.reseeds, 0);
+        xdev_proctab_free(t);
+}
+END_TEST
+
+/* A queue too small for what happens between two reads: the lost events
+ * are noticed (ENOBUFS) and the table is read again from /proc, so the
+ * process forked during the storm is still found. */
+START_TEST(test_lost_events_reseed_the_table) {
+        struct xdev_proctab *t = table_open(4096);
+        struct xdev_proctab_stats st;
+        pid_t storm[300];
+
+        for (size_t i = 0; i < 300; i++) {
+                storm[i] = fork();
+                ck_assert_int_ge(storm[i], 0);
+                if (storm[i] == 0)
+                        _exit(0);
+        }
+        for (size_t i = 0; i < 300; i++)
+                (void) waitpid(storm[i], NULL, 0);
+        struct kid a = kid_start(H_UID_ALICE, H_UID_ALICE, H_UID_ALICE, false);
+        for (size_t i = 0; i < 300; i++) {
+                storm[i] = fork();
+                ck_assert_int_ge(storm[i], 0);
+                if (storm[i] == 0)
+                        _exit(0);
+        }
+        for (size_t i = 0; i < 300; i++)
+                (void) waitpid(storm[i], NULL, 0);
+        ck_assert_msg(listed(t, H_UID_ALICE, a.pid, NULL),
+                      "alice's process was lost with the events");
+        xdev_proctab_stats(t, &st);
+        ck_assert_msg(st.overflow > 0 && st.reseeds > 0,
+                      "the queue did not overflow (%u) or the table was not reseeded (%u)",
+                      st.overflow, st.reseeds);
+        kid_end(&a);
+        ck_assert(!listed(t, H_UID_ALICE, a.pid, NULL));
+        xdev_proctab_free(t);
+}
+END_TEST
+
+static int open_in_pid_namespace(void) {
+        struct xdev_proctab *t = NULL;
+        int r = xdev_proctab_open(&t, 0, NULL);
+        xdev_proctab_free(t);
+        return r == -EOPNOTSUPP ? 0 : r == 0 ? 30 : 31;
+}
+
+/* The kernel sends no process event to a listener in a pid namespace of
+ * its own, and says nothing: the table must notice, so that the daemon
+ * walks /proc instead. */
+START_TEST(test_no_events_in_a_pid_namespace) {
+        int st;
+        pid_t outer = fork();
+
+        ck_assert_int_ge(outer, 0);
+        if (outer == 0) {
+                if (unshare(CLONE_NEWPID) < 0)
+                        _exit(20);
+                pid_t inner = fork();
+                if (inner == 0)
+                        _exit(open_in_pid_namespace());
+                if (inner < 0 || waitpid(inner, &st, 0) != inner || !WIFEXITED(st))
+                        _exit(21);
+                _exit(WEXITSTATUS(st));
+        }
+        ck_assert_int_eq(waitpid(outer, &st, 0), outer);
+        ck_assert(WIFEXITED(st));
+        ck_assert_msg(WEXITSTATUS(st) != 30, "a table was opened where no event comes");
+        ck_assert_int_eq(WEXITSTATUS(st), 0);
+}
+END_TEST
+
+/* The sweep of one uid, fed by the table, finds and treats the holder the
+ * walk of /proc finds, and reads far fewer processes (report only: it acts
+ * on nothing). */
+START_TEST(test_sweep_fed_by_the_table_finds_what_the_walk_finds) {
+        struct xdev_proctab *t = table_open(0);
+        struct xdev_linger_target tgt = { 0 };
+        struct xdev_linger_counts full, fed;
+        struct xdev_linger_report rep_full = { 0 }, rep_fed = { 0 };
+        struct xdev_procsrc src;
+        struct stat st;
+        int pfd[2];
+        char c;
+
+        /* a holder of alice's: /dev/tty0, the one shared node this host's
+         * kernel can open (no evdev, no DRM here) */
+        ck_assert_int_eq(stat("/dev/tty0", &st), 0);
+        tgt.class = XDEV_CLASS_CONSOLE;
+        tgt.rdev = st.st_rdev;
+        (void) snprintf(tgt.path, sizeof tgt.path, "/dev/tty0");
+        ck_assert_int_eq(pipe(pfd), 0);
+        pid_t holder = fork();
+        ck_assert_int_ge(holder, 0);
+        if (holder == 0) {
+                int fd = open("/dev/tty0", O_RDONLY | O_NOCTTY | O_NONBLOCK);
+                (void) fd;
+                (void) close(pfd[1]);
+                if (setresuid(H_UID_ALICE, H_UID_ALICE, H_UID_ALICE) < 0)
+                        _exit(1);
+                (void) read(pfd[0], &c, 1);
+                _exit(0);
+        }
+        (void) close(pfd[0]);
+        /* let it open and drop its uids */
+        for (int i = 0; i < 200 && !listed(t, H_UID_ALICE, holder, NULL); i++)
+                usleep(5000);
+
+        struct xdev_linger_opts opts = { .policy = XDEV_LINGER_REVOKE,
+                                         .report_only = true,
+                                         .report = &rep_full,
+                                         .has_only = true,
+                                         .only_uid = H_UID_ALICE };
+        ck_assert_int_eq(xdev_linger_sweep(&tgt, 1, &opts, NULL, &full), 0);
+        xdev_proctab_source(t, &src);
+        opts.procs = &src;
+        opts.report = &rep_fed;
+        ck_assert_int_eq(xdev_linger_sweep(&tgt, 1, &opts, NULL, &fed), 0);
+        ck_assert_uint_eq(full.holders, 1);
+        ck_assert_uint_eq(fed.holders, full.holders);
+        ck_assert_uint_eq(rep_fed.n, rep_full.n);
+        ck_assert_int_eq(rep_fed.items[0].pid, holder);
+        ck_assert_int_eq(rep_fed.items[0].fd, rep_full.items[0].fd);
+        ck_assert_msg(fed.examined < full.examined,
+                      "the table's sweep read %u processes, the walk %u", fed.examined,
+                      full.examined);
+        xdev_linger_report_free(&rep_full);
+        xdev_linger_report_free(&rep_fed);
+        (void) close(pfd[1]);
+        (void) waitpid(holder, NULL, 0);
+        xdev_proctab_free(t);
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("proctab");
+        TCase *tc = tcase_create("proctab");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_table_follows_fork_uid_changes_and_exit);
+        tcase_add_test(tc, test_lost_events_reseed_the_table);
+        tcase_add_test(tc, test_no_events_in_a_pid_namespace);
+        tcase_add_test(tc, test_sweep_fed_by_the_table_finds_what_the_walk_finds);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        if (geteuid() != 0) {
+                fprintf(stderr, "test-proctab: not root: skipping\n");
+                return 77;
+        }
+        return h_suite_run(suite());
+}
