@@ -42,6 +42,7 @@ struct txn {
         struct xdev_linger_wait *waits;  /* sweeps in their grace period: recorded in
                                           * the state, then finished after the lock */
         bool hand_back;                  /* the caller finishes them (xdevicesd) */
+        unsigned lost; /* nodes granted by a state that was lost, found by their marks */
 };
 
 /* Adds the time since the last mark to PHASE and moves the mark. */
@@ -61,7 +62,76 @@ void xdev_ctx_done(struct xdev_ctx *ctx) {
         xdev_config_free(&ctx->config);
 }
 
-static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
+/* A node at PATH not in the ledger that carries the mark of a grant
+ * (doc/DESIGN.md §3.6): a state that was lost granted it. It goes into the
+ * ledger as not granted, with the original its mark holds, to be put back. */
+static void recover_node(struct xdev_ctx *ctx, struct txn *t, const char *path,
+                         enum xdev_class class) {
+        struct xdev_mark m;
+        struct stat st;
+        int fd, r;
+
+        if (xdev_state_find_node(&t->state, path) >= 0)
+                return;
+        if (xdev_node_open(&t->dirs, path, class, &fd, &st) < 0)
+                return;
+        r = xdev_node_mark_read(fd, &st, &m);
+        (void) close(fd);
+        if (r == -EBADMSG)
+                xdev_log(&ctx->log, LOG_WARNING, "\"%s\" carries a malformed mark, ignoring", path);
+        if (r < 0)
+                return;
+        struct xdev_node n = {
+                .path = (char *) path,
+                .class = class,
+                .fsdev = st.st_dev,
+                .ino = st.st_ino,
+                .rdev = st.st_rdev,
+                .uid = m.uid,
+                .gid = m.gid,
+                .mode = m.mode,
+                .acl = m.has_acl ? m.acl : NULL,
+                .grantee = m.grantee,
+                .dirty = true,
+                .lost = true,
+        };
+        if (xdev_state_add_node(&t->state, &n) < 0)
+                return;
+        t->lost++;
+        xdev_log(
+                &ctx->log, LOG_WARNING,
+                "\"%s\" is still granted to uid %u by the lost state; its original is %u:%u %04o %s",
+                path, (unsigned) m.grantee, (unsigned) m.uid, (unsigned) m.gid,
+                (unsigned) (m.mode & 07777), m.has_acl ? m.acl : "(no ACL)");
+}
+
+/* There is no state file: the first transaction since boot, or the state
+ * was lost (rm -rf /run/xdevices) while nodes were granted. The nodes that
+ * may be granted, the shared devices and every VT, are looked at for the
+ * marks grants leave. */
+static void recover_marks(struct xdev_ctx *ctx, struct txn *t) {
+        struct xdev_device_list list = { 0 };
+        char path[32];
+
+        if (xdev_devices_enumerate(&ctx->config, &list, &ctx->log) == 0)
+                for (size_t i = 0; i < list.n; i++)
+                        recover_node(ctx, t, list.items[i].path, list.items[i].class);
+        xdev_device_list_free(&list);
+        for (unsigned vt = 1; vt <= XDEV_VT_MAX; vt++) {
+                (void) snprintf(path, sizeof path, "/dev/tty%u", vt);
+                recover_node(ctx, t, path, XDEV_CLASS_VT);
+        }
+        if (t->lost > 0)
+                xdev_log(
+                        &ctx->log, LOG_ERR,
+                        "the state \"%s/state\" was lost while %u node(s) were granted: the sessions and sweeps it recorded are forgotten (their users must log in again), and each node is put back to the original its mark holds",
+                        ctx->statedir, t->lost);
+}
+
+/* Opens a transaction: takes the lock and loads the state. With no state
+ * file, the marks of a lost one are read into the ledger (T->lost), which
+ * txn_begin() puts back and status only reports. */
+static int txn_open(struct xdev_ctx *ctx, struct txn *t) {
         unsigned line = 0;
         int r;
 
@@ -95,10 +165,29 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
         for (size_t i = 0; i < t->state.n_nodes; i++)
                 if (!t->state.nodes[i].granted)
                         t->state.nodes[i].dirty = true;
+        if (r == 1)
+                recover_marks(ctx, t);
         t->active_vt = xdev_vt_active();
         t->loaded_has_holder = t->state.has_holder;
         t->loaded_holder = t->state.holder;
         (void) xdev_linger_note(&t->linger, &t->state);
+        return 0;
+}
+
+static int commit(struct xdev_ctx *ctx, struct txn *t, bool all, bool keep);
+
+/* Opens a transaction; what a lost state left granted is put back first,
+ * before anything is decided, so that no grant of it is taken for an
+ * original or stays out. */
+static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
+        int r = txn_open(ctx, t);
+
+        if (r < 0 || t->lost == 0)
+                return r;
+        if (commit(ctx, t, false, false) == 0)
+                xdev_log(&ctx->log, LOG_WARNING,
+                         "%u node(s) granted by the lost state were put back to their originals",
+                         t->lost);
         return 0;
 }
 
@@ -278,6 +367,38 @@ static void node_grant(struct xdev_node *n, uid_t uid, enum xdev_access perm,
         n->gmode = gmode;
 }
 
+/* A node about to be recorded that carries the mark of a grant no ledger
+ * holds (doc/DESIGN.md §3.6) still has that grant: its original is the
+ * mark's, never what it is now. */
+static int take_original_from_mark(struct xdev_ctx *ctx, int fd, const struct stat *st,
+                                   struct xdev_node *rec) {
+        struct xdev_mark m;
+        char *acl = NULL;
+        int r = xdev_node_mark_read(fd, st, &m);
+
+        if (r == -ENODATA)
+                return 0;
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_WARNING,
+                         "\"%s\" carries a mark that cannot be read (%s); not recording it",
+                         rec->path, strerror(-r));
+                return r;
+        }
+        if (m.has_acl && !(acl = strdup(m.acl)))
+                return -ENOMEM;
+        xdev_log(
+                &ctx->log, LOG_WARNING,
+                "\"%s\" is still granted to uid %u by a state that was lost; recording the original its mark holds (%u:%u %04o %s)",
+                rec->path, (unsigned) m.grantee, (unsigned) m.uid, (unsigned) m.gid,
+                (unsigned) (m.mode & 07777), m.has_acl ? m.acl : "(no ACL)");
+        free(rec->acl);
+        rec->acl = acl;
+        rec->uid = m.uid;
+        rec->gid = m.gid;
+        rec->mode = m.mode;
+        return 0;
+}
+
 /* Makes sure the ledger has an entry for the node at PATH and that it wants
  * UID to have PERM. A recorded node that was replaced is forgotten first.
  * EXPECT, when not 0, is the rdev the caller was told (udev). */
@@ -331,6 +452,9 @@ static int ledger_want(struct xdev_ctx *ctx, struct txn *t, const char *path, en
                          path, strerror(-r));
                 goto out;
         }
+        r = take_original_from_mark(ctx, fd, &st, &rec);
+        if (r < 0)
+                goto out;
         if (ctx->config.mode == XDEV_GRANT_ACL && !rec.acl) {
                 xdev_log(&ctx->log, LOG_ERR,
                          "\"%s\" is on a file system without ACLs; use mode=chown", path);
@@ -813,13 +937,15 @@ out:
         return r;
 }
 
-int xdev_gc(struct xdev_ctx *ctx) {
+int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost) {
         struct txn t;
         int r, reaped;
 
+        *ret_lost = 0;
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
+        *ret_lost = t.lost;
         reaped = reap(ctx, &t);
         (void) adopt_sweeps(ctx, &t);
         xdev_state_elect(&t.state, t.active_vt);
@@ -958,10 +1084,11 @@ out:
         return r;
 }
 
-int xdev_reset(struct xdev_ctx *ctx, bool force) {
+int xdev_reset(struct xdev_ctx *ctx, bool force, unsigned *ret_lost) {
         struct txn t;
         int r;
 
+        *ret_lost = 0;
         r = txn_begin(ctx, &t);
         if (r == -EBADMSG && force) {
                 struct xdev_store store;
@@ -970,14 +1097,17 @@ int xdev_reset(struct xdev_ctx *ctx, bool force) {
                         return r;
                 r = unlinkat(store.dirfd, "state", 0) < 0 ? -errno : 0;
                 xdev_store_close(&store);
-                if (r == 0)
-                        xdev_log(
-                                &ctx->log, LOG_WARNING,
-                                "removed the damaged state file; nodes it recorded are left as they are");
-                return r;
+                if (r < 0)
+                        return r;
+                xdev_log(
+                        &ctx->log, LOG_WARNING,
+                        "removed the damaged state file; the nodes whose marks say they are granted are put back");
+                /* with no state file, the marks are the ledger */
+                r = txn_begin(ctx, &t);
         }
         if (r < 0)
                 return r;
+        *ret_lost = t.lost;
         t.state.n_sessions = 0;
         t.state.has_holder = false;
         plan_ledger(ctx, &t);
@@ -1055,9 +1185,10 @@ int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
         int r;
 
         *ret = (struct xdev_status) { 0 };
-        r = txn_begin(ctx, &t);
+        r = txn_open(ctx, &t); /* a lost state's grants are reported, not put back */
         if (r < 0)
                 return r;
+        ret->lost = t.lost;
         ret->active_vt = t.active_vt;
         ret->daemon_alive =
                 t.state.follow && xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <security/pam_appl.h>
 
@@ -306,6 +308,117 @@ START_TEST(test_refuses_non_root_and_bad_usage) {
 }
 END_TEST
 
+/* What rm -rf of the state directory does to a running system: every
+ * session record and the ledger are gone while the nodes keep their
+ * grants. */
+static void lose_state(void) {
+        ck_assert_int_eq(system("rm -rf /run/xdevices"), 0);
+}
+
+/* No node the test looks at carries the mark of a grant any more. */
+static void assert_no_marks(const struct h_snap *s) {
+        char buf[64];
+        for (size_t i = 0; i < s->n; i++)
+                ck_assert_msg(getxattr(s->path[i], "trusted.xdevices", buf, sizeof buf) < 0 &&
+                                      errno == ENODATA,
+                              "%s still carries trusted.xdevices", s->path[i]);
+}
+
+START_TEST(test_state_lost_mid_session_logout_restores_every_node) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
+        lose_state();
+        h_session_close(a);
+        h_snap_assert_equal(&before, "after the logout of a session whose state was lost");
+        assert_no_marks(&before);
+        h_snap_free(&before);
+}
+END_TEST
+
+START_TEST(test_state_lost_status_says_so_and_gc_restores_loudly) {
+        struct h_snap before;
+        char *out = NULL;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        lose_state();
+        /* status changes nothing and tells the admin to look */
+        ck_assert_int_eq(run("status", NULL, &out), 5);
+        ck_assert_msg(strstr(out, "state was lost") && strstr(out, "/dev/dri/card0"), "%s", out);
+        free(out);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
+        ck_assert_int_eq(run("status", "--json", &out), 5);
+        ck_assert_msg(strstr(out, "\"lost\":[{\"path\":"), "%s", out);
+        free(out);
+        /* gc puts every node back, names each, and exits non-zero */
+        ck_assert_int_eq(run("gc", NULL, &out), 5);
+        ck_assert_msg(strstr(out, "/dev/dri/card0") && strstr(out, h_vt_path(0)) &&
+                              strstr(out, "lost"),
+                      "%s", out);
+        free(out);
+        h_snap_assert_equal(&before, "after gc");
+        assert_no_marks(&before);
+        ck_assert_int_eq(run("status", NULL, &out), 0);
+        free(out);
+        ck_assert_int_eq(run("gc", NULL, &out), 0);
+        free(out);
+        h_session_close(a);
+        h_snap_assert_equal(&before, "after the logout");
+        h_snap_free(&before);
+}
+END_TEST
+
+START_TEST(test_state_lost_next_login_does_not_take_the_grant_for_the_original) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        lose_state();
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_BOB), "rw");
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "");
+        ck_assert_str_eq(h_acl_of(h_vt_path(0), H_UID_ALICE), "");
+        h_session_close(b);
+        h_snap_assert_equal(&before, "after the next login's logout");
+        h_session_close(a);
+        h_snap_assert_equal(&before, "after both logouts");
+        assert_no_marks(&before);
+        h_snap_free(&before);
+}
+END_TEST
+
+START_TEST(test_state_lost_reset_restores_and_says_so) {
+        struct h_snap before;
+        char *out = NULL;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        lose_state();
+        ck_assert_int_eq(run("reset", NULL, &out), 5);
+        ck_assert_msg(strstr(out, "lost"), "%s", out);
+        free(out);
+        h_snap_assert_equal(&before, "after reset");
+        h_session_close(a);
+        h_snap_free(&before);
+}
+END_TEST
+
+/* login(1) gives the VT to the user 0620 after the session opened; with an
+ * ACL that mode is the mask, which gc must leave as it is. */
+START_TEST(test_gc_keeps_a_vt_mode_and_mask) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of(h_vt_path(0), H_UID_ALICE), "rw");
+        ck_assert_int_eq(chown(h_vt_path(0), H_UID_ALICE, 5), 0);
+        ck_assert_int_eq(chmod(h_vt_path(0), 0620), 0);
+        char *was = h_node_describe(h_vt_path(0));
+        ck_assert_int_eq(run("gc", NULL, NULL), 0);
+        char *now = h_node_describe(h_vt_path(0));
+        ck_assert_str_eq(now, was);
+        free(now);
+        free(was);
+        h_session_close(a);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("helper");
         TCase *tc = tcase_create("udev");
@@ -320,6 +433,11 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_reset_restores_everything);
         tcase_add_test(tc, test_damaged_state_is_refused_until_forced_reset);
         tcase_add_test(tc, test_refuses_non_root_and_bad_usage);
+        tcase_add_test(tc, test_state_lost_mid_session_logout_restores_every_node);
+        tcase_add_test(tc, test_state_lost_status_says_so_and_gc_restores_loudly);
+        tcase_add_test(tc, test_state_lost_next_login_does_not_take_the_grant_for_the_original);
+        tcase_add_test(tc, test_state_lost_reset_restores_and_says_so);
+        tcase_add_test(tc, test_gc_keeps_a_vt_mode_and_mask);
         suite_add_tcase(s, tc);
         return s;
 }
