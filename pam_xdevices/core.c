@@ -285,6 +285,21 @@ static bool sweep_running(const struct xdev_sweep_rec *rec) {
                 (uint64_t) xdev_now_ms() < rec->until + SWEEP_STUCK_MS;
 }
 
+/* When a transaction must look at the sweeps of STATE again: at the end
+ * of each grace period (its sweeper, if gone, is then replaced), and once
+ * the sweeper may be taken for stuck. 0 when there are none. */
+static uint64_t sweeps_next_check(const struct xdev_state *state) {
+        uint64_t now = (uint64_t) xdev_now_ms(), next = 0;
+
+        for (size_t i = 0; i < state->n_sweeps; i++) {
+                uint64_t until = state->sweeps[i].until;
+                uint64_t at = now < until ? until : until + SWEEP_STUCK_MS + 1;
+                if (next == 0 || at < next)
+                        next = at;
+        }
+        return next;
+}
+
 /* Sweeps whose sweeper died (a login killed in its grace period) or is
  * stuck: this transaction takes them over, with the deadline they had. A
  * uid that has a session again is not swept. Returns the number of records
@@ -1019,6 +1034,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                         .changed = changed,
                         .enumerate = t.enumerate_pending,
                         .times = t.times,
+                        .sweep_check_ms = sweeps_next_check(&t.state),
                 };
                 ret->times.procs = t.swept.examined;
                 /* the caller closes the copies of revoked fds, after the step */

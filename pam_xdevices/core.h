@@ -88,6 +88,10 @@ struct xdev_follow_result {
         struct xdev_step_times times;
         struct xdev_fd_bin bin;         /* copies of revoked fds, for the caller to close */
         struct xdev_linger_wait *waits; /* sweeps for the caller to finish */
+        uint64_t sweep_check_ms;        /* CLOCK_MONOTONIC ms at which to run the
+                                         * step again, so that a sweep whose
+                                         * sweeper is gone is taken over at its
+                                         * deadline; 0: no sweep pending */
         size_t n_leaders;               /* the leaders of the live sessions, to watch */
         struct {
                 pid_t pid;

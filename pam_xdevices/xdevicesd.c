@@ -25,6 +25,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,8 +46,9 @@ enum {
         EXIT_RUNNING = 5, /* another xdevicesd holds the lock */
 };
 
-/* fds polled: signals, the active VT, the state directory, then leaders */
-enum { P_SIGNAL, P_ACTIVE, P_STATE, P_LEADERS };
+/* fds polled: signals, the active VT, the state directory, the timer of
+ * the sweeps' deadlines, then leaders */
+enum { P_SIGNAL, P_ACTIVE, P_STATE, P_TIMER, P_LEADERS };
 
 static bool log_stderr;
 
@@ -172,6 +174,18 @@ static size_t leaders_watch(struct pollfd *pfds, size_t n_used,
         return n;
 }
 
+/* Arms the timer at AT_MS (CLOCK_MONOTONIC), or disarms it with 0: a
+ * logout's sweep recorded in the state ends at its deadline even when its
+ * sweeper is gone and nothing else happens (doc/DESIGN.md §3.5). */
+static void timer_arm(int fd, uint64_t at_ms) {
+        struct itimerspec its = { 0 };
+
+        if (at_ms > 0)
+                its.it_value = (struct timespec) { .tv_sec = (time_t) (at_ms / 1000),
+                                                   .tv_nsec = (long) (at_ms % 1000) * 1000000 };
+        (void) timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
 static bool logind_is_running(void) {
         struct stat st;
         return lstat("/run/systemd/seats", &st) == 0 && S_ISDIR(st.st_mode);
@@ -255,7 +269,8 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
         struct xdev_proc_stat pst;
         size_t n_pfds = P_LEADERS;
-        int lockfd, sigfd = -1, activefd = -1, inofd = -1, ret = EXIT_FAILED, timeout = 0;
+        int lockfd, sigfd = -1, activefd = -1, inofd = -1, timerfd = -1, ret = EXIT_FAILED,
+                    timeout = 0;
         sigset_t mask;
         bool stop = false, enumerate = false;
 
@@ -306,9 +321,15 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 goto out;
         }
         self.state_watch_fd = inofd;
+        timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (timerfd < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot create a timer: %s", strerror(errno));
+                goto out;
+        }
         pfds[P_SIGNAL] = (struct pollfd) { .fd = sigfd, .events = POLLIN };
         pfds[P_ACTIVE] = (struct pollfd) { .fd = activefd, .events = POLLPRI | POLLERR };
         pfds[P_STATE] = (struct pollfd) { .fd = inofd, .events = POLLIN };
+        pfds[P_TIMER] = (struct pollfd) { .fd = timerfd, .events = POLLIN };
         xdev_log(&ctx->log, LOG_INFO, "following the VT in front (pid %d)", (int) self.pid);
 
         while (!stop) {
@@ -340,6 +361,7 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                                 step, res->times.load, res->times.release,
                                                 res->times.sweep, res->times.procs,
                                                 res->times.grant);
+                                timer_arm(timerfd, res->sweep_check_ms);
                                 enumerate = res->enumerate || (enumerate && !res->changed);
                                 n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
                                 timeout = stale ? 0 : -1;
@@ -378,6 +400,10 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 if (r == 1 && (pfds[P_STATE].revents & POLLIN) && !state_events(inofd))
                         continue; /* not the state: timeout (and a pending enumeration) as before */
                 timeout = 0;      /* look again */
+                if (pfds[P_TIMER].revents & POLLIN) {
+                        uint64_t expirations;
+                        (void) !read(timerfd, &expirations, sizeof expirations);
+                }
                 if (pfds[P_SIGNAL].revents & POLLIN) {
                         struct signalfd_siginfo si;
                         while (read(sigfd, &si, sizeof si) == sizeof si) {
@@ -399,6 +425,8 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
 out:
         for (size_t i = P_LEADERS; i < n_pfds; i++)
                 (void) close(pfds[i].fd);
+        if (timerfd >= 0)
+                (void) close(timerfd);
         if (inofd >= 0)
                 (void) close(inofd);
         if (activefd >= 0)

@@ -327,6 +327,46 @@ START_TEST(test_daemon_switches_during_a_grace_period) {
 }
 END_TEST
 
+/* lingering = kill: alice's logout sends her SIGTERM-ignoring holder
+ * SIGTERM and records the sweep; her login is killed in the grace period.
+ * Nothing else happens: the daemon, on its own timer, takes the sweep over
+ * at its deadline and the holder is SIGKILLed then. */
+START_TEST(test_daemon_ends_a_dead_sweepers_sweep_at_its_deadline) {
+        char want[64];
+        int status;
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n"
+                "lingering = kill\nlinger_grace = 1500\n",
+                NULL);
+        h_set_active_vt(h_vt);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        daemon_start();
+        pid_t holder = h_holder_start("/dev/tty0", 1, H_UID_ALICE, true);
+        pid_t login = a->pid;
+        h_session_close_begin(a);
+        snprintf(want, sizeof want, "\nsweep uid=%u pid=%d ", (unsigned) H_UID_ALICE, (int) login);
+        for (int ms = 0; ms < WAIT_MS && !state_has(want); ms += 5)
+                sleep_ms(5);
+        ck_assert_msg(state_has(want), "the logout did not record its sweep");
+        double t0 = xdev_now_ms();
+        h_session_kill(a);
+        /* the daemon's last step saw the record; nothing wakes it now but
+         * its timer, before the sweep could be taken for stuck */
+        int ms = 0;
+        for (; ms < 1500 + 3000 && waitpid(holder, &status, WNOHANG) == 0; ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(ms < 1500 + 3000,
+                      "alice's holder outlived the grace period of a killed sweeper by %.0f ms",
+                      xdev_now_ms() - t0);
+        ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+                      "alice's holder ended with status %#x, not by SIGKILL", status);
+        for (ms = 0; ms < WAIT_MS && state_has("\nsweep "); ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(!state_has("\nsweep "), "the ended sweep is still in the state");
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
 /* The daemon's step at a switch leaves the enumeration for when it is
  * idle, and that enumeration serves the holder of the moment only: when
  * the VT in front changed before it ran, it does nothing and asks for the
@@ -625,6 +665,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_clean_stop_resumes_the_login_rule);
         tcase_add_test(tc, test_second_daemon_refuses_to_run);
         tcase_add_test(tc, test_daemon_switches_during_a_grace_period);
+        tcase_add_test(tc, test_daemon_ends_a_dead_sweepers_sweep_at_its_deadline);
         suite_add_tcase(s, tc);
 
         TCase *tn = tcase_create("counting");
