@@ -1100,8 +1100,10 @@ out:
         return r;
 }
 
-int xdev_reset(struct xdev_ctx *ctx, bool force, unsigned *ret_lost) {
+int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_lost) {
+        struct xdev_config policy = ctx->config; /* a shallow copy, never freed */
         struct txn t;
+        size_t n_sessions;
         int r;
 
         *ret_lost = 0;
@@ -1124,13 +1126,23 @@ int xdev_reset(struct xdev_ctx *ctx, bool force, unsigned *ret_lost) {
         if (r < 0)
                 return r;
         *ret_lost = t.lost;
+        n_sessions = t.state.n_sessions;
         t.state.n_sessions = 0;
         t.state.has_holder = false;
         plan_ledger(ctx, &t);
         r = commit(ctx, &t, true, false);
+        if (r >= 0 && cut_off) {
+                /* As at a VT switch: every grantee counts as still logged
+                 * in (the records stay in memory for the sweep alone), so
+                 * input is revoked and DRM master dropped, and a display
+                 * server is not terminated for holding its DRM node. */
+                policy.lingering = XDEV_LINGER_REVOKE;
+                t.state.n_sessions = n_sessions;
+        }
         if (r >= 0)
-                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL, &t.bin,
+                (void) xdev_linger_after(&t.linger, &t.state, &policy, &ctx->log, NULL, &t.bin,
                                          NULL);
+        t.state.n_sessions = 0;
         if (r == 0 && t.state.n_nodes > 0)
                 r = -EIO;
         txn_end(ctx, &t);

@@ -128,8 +128,12 @@ int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *s
 
 /* Restores every node in the ledger and empties the state. With FORCE, an
  * unreadable state file is removed instead of refused, and the nodes whose
- * marks say they are granted are put back. *RET_LOST as for xdev_gc(). */
-int xdev_reset(struct xdev_ctx *ctx, bool force, unsigned *ret_lost);
+ * marks say they are granted are put back. The processes of the users who
+ * lost grants are then swept as at a logout, with the configured policy;
+ * with CUT_OFF, as at a VT switch whatever the policy (input revoked, DRM
+ * master dropped, a display server left running): for package removal.
+ * *RET_LOST as for xdev_gc(). */
+int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_lost);
 
 /* What xdevices status shows: the state as loaded, which session leaders
  * are live, the daemon, and the processes still holding shared nodes

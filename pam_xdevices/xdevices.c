@@ -54,7 +54,10 @@ static void usage(FILE *out) {
                 "                      XDEVICES_CLASS in the environment, as udev sets them)\n"
                 "  forget DEVNODE      forget a node udev removed\n"
                 "  gc                  reap sessions whose leader died and restore their nodes\n"
-                "  reset [--force]     restore every recorded node and empty the state\n"
+                "  reset [--force] [--revoke]\n"
+                "                      restore every recorded node and empty the state;\n"
+                "                      --revoke: cut what still holds them off as a VT switch\n"
+                "                      does (revoke input, drop DRM master), killing nothing\n"
                 "  revoke USER|--all   apply the lingering policy to processes of USER (or of\n"
                 "                      anyone but root and the holder) still holding a shared node\n"
                 "\n"
@@ -141,7 +144,7 @@ static int cmd_revoke(struct xdev_ctx *ctx, const char *who) {
 }
 
 struct flags {
-        bool json, force, all;
+        bool json, force, all, revoke;
 };
 
 /* ---- status: the one place that writes text and JSON ---- */
@@ -375,7 +378,7 @@ static int cmd_reset(struct xdev_ctx *ctx, char **args, const struct flags *f) {
         unsigned lost;
         int r;
         (void) args;
-        r = xdev_reset(ctx, f->force, &lost);
+        r = xdev_reset(ctx, f->force, f->revoke, &lost);
         return r < 0 ? EXIT_FAILED : lost > 0 ? EXIT_LOST : EXIT_OK;
 }
 
@@ -408,16 +411,13 @@ static int run_command(struct xdev_ctx *ctx, const char *name, int n_args, char 
 
 int main(int argc, char **argv) {
         static const struct option opts[] = {
-                { "conf", required_argument, NULL, 'c' },
-                { "debug", no_argument, NULL, 'd' },
-                { "json", no_argument, NULL, 'j' },
-                { "force", no_argument, NULL, 'f' },
-                { "all", no_argument, NULL, 'a' },
-                { "help", no_argument, NULL, 'h' },
-                {},
+                { "conf", required_argument, NULL, 'c' }, { "debug", no_argument, NULL, 'd' },
+                { "json", no_argument, NULL, 'j' },       { "force", no_argument, NULL, 'f' },
+                { "all", no_argument, NULL, 'a' },        { "revoke", no_argument, NULL, 'r' },
+                { "help", no_argument, NULL, 'h' },       {},
         };
         const char *conf = XDEV_DEFAULT_CONF, *cmd;
-        bool json = false, force = false, debug = false, all = false;
+        bool json = false, force = false, debug = false, all = false, revoke = false;
         struct xdev_ctx ctx;
         int c, r, ret;
 
@@ -456,6 +456,8 @@ int main(int argc, char **argv) {
                         force = true;
                 else if (c == 'a' && strcmp(cmd, "revoke") == 0)
                         all = true;
+                else if (c == 'r' && strcmp(cmd, "reset") == 0)
+                        revoke = true;
                 else {
                         usage(stderr);
                         return EXIT_USAGE;
@@ -479,7 +481,7 @@ int main(int argc, char **argv) {
         ctx.log.debug = debug || ctx.config.debug;
 
         ret = run_command(&ctx, cmd, argc - optind, argv + optind,
-                          &(struct flags) { json, force, all });
+                          &(struct flags) { json, force, all, revoke });
         xdev_ctx_done(&ctx);
         return ret;
 }

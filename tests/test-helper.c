@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +420,35 @@ START_TEST(test_gc_keeps_a_vt_mode_and_mask) {
 }
 END_TEST
 
+/* The package's prerm: "reset --revoke" takes every grant back and cuts a
+ * running display server off as a VT switch does, but never terminates
+ * it, whatever the lingering policy. A plain reset sweeps as a logout
+ * does: under lingering = kill the same holder goes. */
+START_TEST(test_reset_revoke_cuts_off_without_killing) {
+        struct h_snap before;
+        int status;
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n"
+                "lingering = kill\nlinger_grace = 1000\n",
+                NULL);
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "rw");
+        pid_t holder = h_holder_start("/dev/tty0", 1, H_UID_ALICE, false);
+        ck_assert_int_eq(run("reset", "--revoke", NULL), 0);
+        h_snap_assert_equal(&before, "after reset --revoke");
+        ck_assert_msg(waitpid(holder, NULL, WNOHANG) == 0, "reset --revoke ended alice's holder");
+        ck_assert_int_eq(h_session_close(a), H_IGNORED);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "rw");
+        ck_assert_int_eq(run("reset", NULL, NULL), 0);
+        ck_assert_int_eq(waitpid(holder, &status, WNOHANG), holder);
+        ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+        h_snap_assert_equal(&before, "after reset");
+        ck_assert_int_eq(h_session_close(a), H_IGNORED);
+        h_snap_free(&before);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("helper");
         TCase *tc = tcase_create("udev");
@@ -438,6 +468,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_state_lost_next_login_does_not_take_the_grant_for_the_original);
         tcase_add_test(tc, test_state_lost_reset_restores_and_says_so);
         tcase_add_test(tc, test_gc_keeps_a_vt_mode_and_mask);
+        tcase_add_test(tc, test_reset_revoke_cuts_off_without_killing);
         suite_add_tcase(s, tc);
         return s;
 }
