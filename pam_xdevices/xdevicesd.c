@@ -186,6 +186,25 @@ static void timer_arm(int fd, uint64_t at_ms) {
         (void) timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* The OOM killer must not pick the daemon: killed, it leaves the shared
+ * devices with the last holder across every switch until it is started
+ * again (xdevicesd(8)). -1000 exempts it; it is small and bounded. */
+static void oom_protect(const struct xdev_log *log) {
+        int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        int r = fd < 0 ? -errno : 0;
+
+        if (fd >= 0) {
+                if (write(fd, "-1000", 5) != 5)
+                        r = -errno;
+                (void) close(fd);
+        }
+        if (r < 0)
+                xdev_log(
+                        log, LOG_WARNING,
+                        "cannot set oom_score_adj to -1000 (%s); the OOM killer may end the daemon, ignoring",
+                        strerror(-r));
+}
+
 static bool logind_is_running(void) {
         struct stat st;
         return lstat("/run/systemd/seats", &st) == 0 && S_ISDIR(st.st_mode);
@@ -282,6 +301,7 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 return EXIT_FAILED;
         }
         self.start = pst.start;
+        oom_protect(&ctx->log);
         lockfd = lock_daemon(ctx->statedir);
         if (lockfd == -EWOULDBLOCK) {
                 xdev_log(&ctx->log, LOG_ERR,

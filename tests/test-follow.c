@@ -101,6 +101,19 @@ static void daemon_start(void) {
         ck_assert_msg(state_has("\nfollow pid="), "xdevicesd did not mark the state as followed");
 }
 
+/* The daemon's /proc/PID/oom_score_adj, or -1 when it cannot be read. */
+static int daemon_oom_score_adj(void) {
+        char path[64];
+        int v = -1;
+        snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int) daemon_pid);
+        FILE *f = fopen(path, "re");
+        if (f && fscanf(f, "%d", &v) != 1)
+                v = -1;
+        if (f)
+                (void) fclose(f);
+        return v;
+}
+
 /* Tells the daemon to look again, as a VT switch would. */
 static void daemon_kick(void) {
         ck_assert_int_eq(kill(daemon_pid, SIGHUP), 0);
@@ -513,6 +526,42 @@ START_TEST(test_clean_stop_resumes_the_login_rule) {
 }
 END_TEST
 
+/* Whether this process may lower an oom_score_adj (CAP_SYS_RESOURCE in
+ * its effective set): some containers run root without it. */
+static bool have_cap_sys_resource(void) {
+        char line[256];
+        unsigned long long eff = 0;
+        FILE *f = fopen("/proc/self/status", "re");
+        while (f && fgets(line, sizeof line, f))
+                (void) sscanf(line, "CapEff: %llx", &eff);
+        if (f)
+                (void) fclose(f);
+        return eff & (1ULL << 24); /* CAP_SYS_RESOURCE */
+}
+
+/* Killed, the daemon leaves the devices with the last holder across every
+ * switch: the OOM killer must never pick it. Where root may not lower the
+ * score, the daemon says so and runs. */
+START_TEST(test_daemon_is_exempt_from_the_oom_killer) {
+        char log[4096] = "";
+        daemon_start();
+        int adj = daemon_oom_score_adj();
+        FILE *f = fopen(H_ROOT "/xdevicesd.log", "re");
+        size_t n = f ? fread(log, 1, sizeof log - 1, f) : 0;
+        log[n] = '\0';
+        if (f)
+                (void) fclose(f);
+        bool warned = strstr(log, "cannot set oom_score_adj to -1000") != NULL;
+        if (have_cap_sys_resource())
+                ck_assert_msg(adj == -1000 && !warned, "oom_score_adj of xdevicesd is %d", adj);
+        else
+                ck_assert_msg(adj != -1000 && warned,
+                              "without CAP_SYS_RESOURCE: oom_score_adj %d, warned: %d", adj,
+                              warned);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
 START_TEST(test_second_daemon_refuses_to_run) {
         daemon_start();
         const char *bin = getenv("XDEV_DAEMON");
@@ -664,6 +713,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_crashed_daemon_leaves_the_follow_rule_in_force);
         tcase_add_test(tc, test_clean_stop_resumes_the_login_rule);
         tcase_add_test(tc, test_second_daemon_refuses_to_run);
+        tcase_add_test(tc, test_daemon_is_exempt_from_the_oom_killer);
         tcase_add_test(tc, test_daemon_switches_during_a_grace_period);
         tcase_add_test(tc, test_daemon_ends_a_dead_sweepers_sweep_at_its_deadline);
         suite_add_tcase(s, tc);
