@@ -150,6 +150,24 @@ static bool state_events(int fd) {
         return state;
 }
 
+/* Watches the state directory, and again when it is another directory
+ * than the one watched: removed with its state while the daemon ran (the
+ * watch went with it) and made anew by the last step. Returns 1 when a
+ * watch was added, 0 when the one there still holds, or -errno. */
+static int state_watch(int inofd, const char *statedir, struct stat *watched) {
+        struct stat st;
+
+        if (lstat(statedir, &st) < 0)
+                return -errno;
+        if (watched->st_ino == st.st_ino && watched->st_dev == st.st_dev)
+                return 0;
+        if (inotify_add_watch(inofd, statedir,
+                              IN_MOVED_TO | IN_DELETE | IN_DONT_FOLLOW | IN_ONLYDIR) < 0)
+                return -errno;
+        *watched = st;
+        return 1;
+}
+
 /* Replaces the leader pidfds in PFDS[P_LEADERS..] with those of RES.
  * Returns the number of pollfds in use; *RET_STALE is set when a leader
  * was already gone (look again at once). */
@@ -288,8 +306,9 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
         struct xdev_proc_stat pst;
         size_t n_pfds = P_LEADERS;
-        int lockfd, sigfd = -1, activefd = -1, inofd = -1, timerfd = -1, ret = EXIT_FAILED,
-                    timeout = 0;
+        struct stat watched = { 0 };
+        int r, lockfd, sigfd = -1, activefd = -1, inofd = -1, timerfd = -1, ret = EXIT_FAILED,
+                       timeout = 0;
         sigset_t mask;
         bool stop = false, enumerate = false;
 
@@ -333,11 +352,10 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 goto out;
         }
         inofd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-        if (inofd < 0 ||
-            inotify_add_watch(inofd, ctx->statedir,
-                              IN_MOVED_TO | IN_DELETE | IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
+        r = inofd < 0 ? -errno : state_watch(inofd, ctx->statedir, &watched);
+        if (r < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot watch \"%s\": %s", ctx->statedir,
-                         strerror(errno));
+                         strerror(-r));
                 goto out;
         }
         self.state_watch_fd = inofd;
@@ -354,7 +372,6 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
 
         while (!stop) {
                 bool stale = false;
-                int r;
 
                 if (timeout >= 0) {
                         active_rearm(activefd);
@@ -382,6 +399,14 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                                 res->times.sweep, res->times.procs,
                                                 res->times.grant);
                                 timer_arm(timerfd, res->sweep_check_ms);
+                                r = state_watch(inofd, ctx->statedir, &watched);
+                                if (r != 0)
+                                        xdev_log(&ctx->log, r > 0 ? LOG_WARNING : LOG_ERR,
+                                                 "the state directory \"%s\" was removed; %s%s",
+                                                 ctx->statedir,
+                                                 r > 0 ? "watching the new one"
+                                                       : "cannot watch the new one: ",
+                                                 r > 0 ? "" : strerror(-r));
                                 enumerate = res->enumerate || (enumerate && !res->changed);
                                 n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
                                 timeout = stale ? 0 : -1;

@@ -380,6 +380,39 @@ START_TEST(test_daemon_ends_a_dead_sweepers_sweep_at_its_deadline) {
 }
 END_TEST
 
+/* /run/xdevices removed under a running daemon: it puts back what the lost
+ * state granted, and goes on watching the state directory made anew, so
+ * that it learns of a later login's leader and reaps it when it dies. */
+START_TEST(test_daemon_survives_the_loss_of_the_state_directory) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        daemon_start();
+        wait_shared(H_UID_ALICE, "rw", "alice in front");
+        ck_assert_int_eq(system("rm -rf /run/xdevices"), 0);
+        for (int ms = 0; ms < WAIT_MS && !state_has("\nfollow pid="); ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(state_has("\nfollow pid="), "the daemon did not mark the new state");
+        wait_shared(H_UID_ALICE, "", "the lost state's grants put back");
+        h_snap_assert_equal(&before, "after the daemon put back the lost state's grants");
+        /* a switch to an empty VT, then a login there: only the state
+         * file tells the daemon of the new leader */
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        sleep_ms(200);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_BOB, "rw", "bob logged in in front");
+        sleep_ms(200);
+        h_session_kill(b);
+        wait_shared(H_UID_BOB, "", "the daemon reaped bob's killed login");
+        h_snap_assert_equal(&before, "after the daemon reaped the killed login");
+        h_session_close(a);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        h_snap_free(&before);
+}
+END_TEST
+
 /* The daemon's step at a switch leaves the enumeration for when it is
  * idle, and that enumeration serves the holder of the moment only: when
  * the VT in front changed before it ran, it does nothing and asks for the
@@ -716,6 +749,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_daemon_is_exempt_from_the_oom_killer);
         tcase_add_test(tc, test_daemon_switches_during_a_grace_period);
         tcase_add_test(tc, test_daemon_ends_a_dead_sweepers_sweep_at_its_deadline);
+        tcase_add_test(tc, test_daemon_survives_the_loss_of_the_state_directory);
         suite_add_tcase(s, tc);
 
         TCase *tn = tcase_create("counting");
