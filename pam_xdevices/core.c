@@ -176,18 +176,78 @@ static int txn_open(struct xdev_ctx *ctx, struct txn *t) {
 
 static int commit(struct xdev_ctx *ctx, struct txn *t, bool all, bool keep);
 
+/* What the grantees of a lost state still hold open of the N shared nodes
+ * TARGETS (GRANTEE[i] had TARGETS[i]) is cut off as at a VT switch: their
+ * sessions are unknown, so nothing is terminated for holding a DRM node,
+ * but input is revoked and DRM master dropped (unless lingering = warn). */
+static void cut_off_lost(struct xdev_ctx *ctx, struct txn *t, struct xdev_linger_target *targets,
+                         uid_t *grantee, size_t n) {
+        struct xdev_linger_counts c = { 0 };
+
+        while (n > 0) {
+                uid_t uid = grantee[0];
+                size_t m = 0;
+                /* this uid's targets first, the others after */
+                for (size_t i = 0; i < n; i++)
+                        if (grantee[i] == uid) {
+                                struct xdev_linger_target tt = targets[i];
+                                targets[i] = targets[m];
+                                grantee[i] = grantee[m];
+                                targets[m] = tt;
+                                grantee[m++] = uid;
+                        }
+                struct xdev_linger_opts opts = {
+                        .policy = ctx->config.lingering == XDEV_LINGER_WARN ? XDEV_LINGER_WARN
+                                                                            : XDEV_LINGER_REVOKE,
+                        .grace_ms = ctx->config.linger_grace_ms,
+                        .has_only = true,
+                        .only_uid = uid,
+                        .in_session = true,
+                        .bin = &t->bin,
+                };
+                (void) xdev_linger_sweep(targets, m, &opts, &ctx->log, &c);
+                memmove(targets, targets + m, (n - m) * sizeof *targets);
+                memmove(grantee, grantee + m, (n - m) * sizeof *grantee);
+                n -= m;
+        }
+        if (c.holders > 0)
+                xdev_log(
+                        &ctx->log, LOG_WARNING,
+                        "processes still holding what the lost state granted: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
+                        c.holders, c.revoked, c.demoted, c.terminated, c.left);
+}
+
 /* Opens a transaction; what a lost state left granted is put back first,
  * before anything is decided, so that no grant of it is taken for an
  * original or stays out. */
 static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
+        struct xdev_linger_target *targets = NULL;
+        uid_t *grantee = NULL;
+        size_t n = 0;
         int r = txn_open(ctx, t);
 
         if (r < 0 || t->lost == 0)
                 return r;
-        if (commit(ctx, t, false, false) == 0)
+        /* the shared nodes taken back, and from whom, for the cut-off below */
+        targets = calloc(t->lost, sizeof *targets);
+        grantee = calloc(t->lost, sizeof *grantee);
+        for (size_t i = 0; targets && grantee && i < t->state.n_nodes; i++) {
+                const struct xdev_node *nd = &t->state.nodes[i];
+                if (!nd->lost || nd->class == XDEV_CLASS_VT || n >= t->lost)
+                        continue;
+                targets[n].rdev = nd->rdev;
+                targets[n].class = nd->class;
+                (void) snprintf(targets[n].path, sizeof targets[n].path, "%s", nd->path);
+                grantee[n++] = nd->grantee;
+        }
+        if (commit(ctx, t, false, false) == 0) {
                 xdev_log(&ctx->log, LOG_WARNING,
                          "%u node(s) granted by the lost state were put back to their originals",
                          t->lost);
+                cut_off_lost(ctx, t, targets, grantee, n);
+        }
+        free(targets);
+        free(grantee);
         return 0;
 }
 

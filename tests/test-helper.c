@@ -403,6 +403,34 @@ START_TEST(test_state_lost_reset_restores_and_says_so) {
 }
 END_TEST
 
+/* What the grantee of a lost state still holds open is cut off as at a VT
+ * switch (her sessions are unknown): looked at, never terminated for it,
+ * whatever the lingering policy. */
+START_TEST(test_state_lost_holders_are_cut_off_not_killed) {
+        char *out = NULL;
+        int status;
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n"
+                "lingering = kill\nlinger_grace = 1000\n",
+                NULL);
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "rw");
+        pid_t holder = h_holder_start("/dev/tty0", 1, H_UID_ALICE, false);
+        lose_state();
+        ck_assert_int_eq(run("gc", NULL, &out), 5);
+        ck_assert_msg(strstr(out, "processes still holding what the lost state granted: 1 found"),
+                      "%s", out);
+        free(out);
+        h_snap_assert_equal(&before, "after gc");
+        ck_assert_msg(waitpid(holder, &status, WNOHANG) == 0, "alice's holder was ended");
+        ck_assert_int_eq(kill(holder, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(holder, &status, 0), holder);
+        h_session_close(a);
+        h_snap_free(&before);
+}
+END_TEST
+
 /* login(1) gives the VT to the user 0620 after the session opened; with an
  * ACL that mode is the mask, which gc must leave as it is. */
 START_TEST(test_gc_keeps_a_vt_mode_and_mask) {
@@ -467,6 +495,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_state_lost_status_says_so_and_gc_restores_loudly);
         tcase_add_test(tc, test_state_lost_next_login_does_not_take_the_grant_for_the_original);
         tcase_add_test(tc, test_state_lost_reset_restores_and_says_so);
+        tcase_add_test(tc, test_state_lost_holders_are_cut_off_not_killed);
         tcase_add_test(tc, test_gc_keeps_a_vt_mode_and_mask);
         tcase_add_test(tc, test_reset_revoke_cuts_off_without_killing);
         suite_add_tcase(s, tc);
