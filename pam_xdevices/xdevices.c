@@ -270,7 +270,7 @@ static void status_text(FILE *out, const struct xdev_status *st) {
                         st->daemon_alive ? "" : " is gone; restart it");
         if (st->lost > 0)
                 fprintf(out,
-                        "state: the state was lost while these %u node(s) were granted; their sessions are unknown and \"xdevices gc\" puts them back:\n",
+                        "lost: the state was lost while these %u node(s) were granted; their sessions are unknown and \"xdevices gc\" puts them back:\n",
                         st->lost);
         for (size_t i = 0; i < state->n_nodes; i++) {
                 const struct xdev_node *n = &state->nodes[i];
