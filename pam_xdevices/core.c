@@ -121,11 +121,6 @@ static void recover_marks(struct xdev_ctx *ctx, struct txn *t) {
                 (void) snprintf(path, sizeof path, "/dev/tty%u", vt);
                 recover_node(ctx, t, path, XDEV_CLASS_VT);
         }
-        if (t->lost > 0)
-                xdev_log(
-                        &ctx->log, LOG_ERR,
-                        "the state \"%s/state\" was lost while %u node(s) were granted: the sessions and sweeps it recorded are forgotten (their users must log in again), and each node is put back to the original its mark holds",
-                        ctx->statedir, t->lost);
 }
 
 /* Opens a transaction: takes the lock and loads the state. With no state
@@ -228,6 +223,10 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
 
         if (r < 0 || t->lost == 0)
                 return r;
+        xdev_log(
+                &ctx->log, LOG_ERR,
+                "the state \"%s/state\" was lost while %u node(s) were granted: the sessions and sweeps it recorded are forgotten (their users must log in again), and each node is put back to the original its mark holds",
+                ctx->statedir, t->lost);
         /* the shared nodes taken back, and from whom, for the cut-off below */
         targets = calloc(t->lost, sizeof *targets);
         grantee = calloc(t->lost, sizeof *grantee);
