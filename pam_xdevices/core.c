@@ -42,6 +42,7 @@ struct txn {
         struct xdev_linger_wait *waits;  /* sweeps in their grace period: recorded in
                                           * the state, then finished after the lock */
         bool hand_back;                  /* the caller finishes them (xdevicesd) */
+        unsigned lost; /* nodes granted by a state that was lost, found by their marks */
 };
 
 /* Adds the time since the last mark to PHASE and moves the mark. */
@@ -61,7 +62,71 @@ void xdev_ctx_done(struct xdev_ctx *ctx) {
         xdev_config_free(&ctx->config);
 }
 
-static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
+/* A node at PATH not in the ledger that carries the mark of a grant
+ * (doc/DESIGN.md §3.6): a state that was lost granted it. It goes into the
+ * ledger as not granted, with the original its mark holds, to be put back. */
+static void recover_node(struct xdev_ctx *ctx, struct txn *t, const char *path,
+                         enum xdev_class class) {
+        struct xdev_mark m;
+        struct stat st;
+        int fd, r;
+
+        if (xdev_state_find_node(&t->state, path) >= 0)
+                return;
+        if (xdev_node_open(&t->dirs, path, class, &fd, &st) < 0)
+                return;
+        r = xdev_node_mark_read(fd, &st, &m);
+        (void) close(fd);
+        if (r == -EBADMSG)
+                xdev_log(&ctx->log, LOG_WARNING, "\"%s\" carries a malformed mark, ignoring", path);
+        if (r < 0)
+                return;
+        struct xdev_node n = {
+                .path = (char *) path,
+                .class = class,
+                .fsdev = st.st_dev,
+                .ino = st.st_ino,
+                .rdev = st.st_rdev,
+                .uid = m.uid,
+                .gid = m.gid,
+                .mode = m.mode,
+                .acl = m.has_acl ? m.acl : NULL,
+                .grantee = m.grantee,
+                .dirty = true,
+                .lost = true,
+        };
+        if (xdev_state_add_node(&t->state, &n) < 0)
+                return;
+        t->lost++;
+        xdev_log(
+                &ctx->log, LOG_WARNING,
+                "\"%s\" is still granted to uid %u by the lost state; its original is %u:%u %04o %s",
+                path, (unsigned) m.grantee, (unsigned) m.uid, (unsigned) m.gid,
+                (unsigned) (m.mode & 07777), m.has_acl ? m.acl : "(no ACL)");
+}
+
+/* There is no state file: the first transaction since boot, or the state
+ * was lost (rm -rf /run/xdevices) while nodes were granted. The nodes that
+ * may be granted, the shared devices and every VT, are looked at for the
+ * marks grants leave. */
+static void recover_marks(struct xdev_ctx *ctx, struct txn *t) {
+        struct xdev_device_list list = { 0 };
+        char path[32];
+
+        if (xdev_devices_enumerate(&ctx->config, &list, &ctx->log) == 0)
+                for (size_t i = 0; i < list.n; i++)
+                        recover_node(ctx, t, list.items[i].path, list.items[i].class);
+        xdev_device_list_free(&list);
+        for (unsigned vt = 1; vt <= XDEV_VT_MAX; vt++) {
+                (void) snprintf(path, sizeof path, "/dev/tty%u", vt);
+                recover_node(ctx, t, path, XDEV_CLASS_VT);
+        }
+}
+
+/* Opens a transaction: takes the lock and loads the state. With no state
+ * file, the marks of a lost one are read into the ledger (T->lost), which
+ * txn_begin() puts back and status only reports. */
+static int txn_open(struct xdev_ctx *ctx, struct txn *t) {
         unsigned line = 0;
         int r;
 
@@ -95,10 +160,93 @@ static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
         for (size_t i = 0; i < t->state.n_nodes; i++)
                 if (!t->state.nodes[i].granted)
                         t->state.nodes[i].dirty = true;
+        if (r == 1)
+                recover_marks(ctx, t);
         t->active_vt = xdev_vt_active();
         t->loaded_has_holder = t->state.has_holder;
         t->loaded_holder = t->state.holder;
         (void) xdev_linger_note(&t->linger, &t->state, ctx->procs);
+        return 0;
+}
+
+static int commit(struct xdev_ctx *ctx, struct txn *t, bool all, bool keep);
+
+/* What the grantees of a lost state still hold open of the N shared nodes
+ * TARGETS (GRANTEE[i] had TARGETS[i]) is cut off as at a VT switch: their
+ * sessions are unknown, so nothing is terminated for holding a DRM node,
+ * but input is revoked and DRM master dropped (unless lingering = warn). */
+static void cut_off_lost(struct xdev_ctx *ctx, struct txn *t, struct xdev_linger_target *targets,
+                         uid_t *grantee, size_t n) {
+        struct xdev_linger_counts c = { 0 };
+
+        while (n > 0) {
+                uid_t uid = grantee[0];
+                size_t m = 0;
+                /* this uid's targets first, the others after */
+                for (size_t i = 0; i < n; i++)
+                        if (grantee[i] == uid) {
+                                struct xdev_linger_target tt = targets[i];
+                                targets[i] = targets[m];
+                                grantee[i] = grantee[m];
+                                targets[m] = tt;
+                                grantee[m++] = uid;
+                        }
+                struct xdev_linger_opts opts = {
+                        .policy = ctx->config.lingering == XDEV_LINGER_WARN ? XDEV_LINGER_WARN
+                                                                            : XDEV_LINGER_REVOKE,
+                        .grace_ms = ctx->config.linger_grace_ms,
+                        .has_only = true,
+                        .only_uid = uid,
+                        .in_session = true,
+                        .bin = &t->bin,
+                };
+                (void) xdev_linger_sweep(targets, m, &opts, &ctx->log, &c);
+                memmove(targets, targets + m, (n - m) * sizeof *targets);
+                memmove(grantee, grantee + m, (n - m) * sizeof *grantee);
+                n -= m;
+        }
+        if (c.holders > 0)
+                xdev_log(
+                        &ctx->log, LOG_WARNING,
+                        "processes still holding what the lost state granted: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
+                        c.holders, c.revoked, c.demoted, c.terminated, c.left);
+}
+
+/* Opens a transaction; what a lost state left granted is put back first,
+ * before anything is decided, so that no grant of it is taken for an
+ * original or stays out. */
+static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
+        struct xdev_linger_target *targets = NULL;
+        uid_t *grantee = NULL;
+        size_t n = 0;
+        int r = txn_open(ctx, t);
+
+        if (r < 0 || t->lost == 0)
+                return r;
+        xdev_log(
+                &ctx->log, LOG_ERR,
+                "the state \"%s/state\" was lost while %u node(s) were granted: the sessions and sweeps it recorded are forgotten (their users must log in again), and each node is put back to the original its mark holds",
+                ctx->statedir, t->lost);
+        /* the shared nodes taken back, and from whom, for the cut-off below */
+        targets = calloc(t->lost, sizeof *targets);
+        grantee = calloc(t->lost, sizeof *grantee);
+        for (size_t i = 0; targets && grantee && i < t->state.n_nodes; i++) {
+                const struct xdev_node *nd = &t->state.nodes[i];
+                if (!nd->lost || nd->class == XDEV_CLASS_VT || n >= t->lost)
+                        continue;
+                targets[n].rdev = nd->rdev;
+                targets[n].class = nd->class;
+                (void) snprintf(targets[n].path, sizeof targets[n].path, "%s", nd->path);
+                grantee[n++] = nd->grantee;
+        }
+        if (commit(ctx, t, false, false) == 0) {
+                xdev_log(&ctx->log, LOG_WARNING,
+                         "%u node(s) granted by the lost state were put back to their originals",
+                         t->lost);
+                cut_off_lost(ctx, t, targets, grantee, n);
+        }
+        free(targets);
+        free(grantee);
         return 0;
 }
 
@@ -196,6 +344,21 @@ static bool sweep_running(const struct xdev_sweep_rec *rec) {
                 (uint64_t) xdev_now_ms() < rec->until + SWEEP_STUCK_MS;
 }
 
+/* When a transaction must look at the sweeps of STATE again: at the end
+ * of each grace period (its sweeper, if gone, is then replaced), and once
+ * the sweeper may be taken for stuck. 0 when there are none. */
+static uint64_t sweeps_next_check(const struct xdev_state *state) {
+        uint64_t now = (uint64_t) xdev_now_ms(), next = 0;
+
+        for (size_t i = 0; i < state->n_sweeps; i++) {
+                uint64_t until = state->sweeps[i].until;
+                uint64_t at = now < until ? until : until + SWEEP_STUCK_MS + 1;
+                if (next == 0 || at < next)
+                        next = at;
+        }
+        return next;
+}
+
 /* Sweeps whose sweeper died (a login killed in its grace period) or is
  * stuck: this transaction takes them over, with the deadline they had. A
  * uid that has a session again is not swept. Returns the number of records
@@ -278,6 +441,38 @@ static void node_grant(struct xdev_node *n, uid_t uid, enum xdev_access perm,
         n->gmode = gmode;
 }
 
+/* A node about to be recorded that carries the mark of a grant no ledger
+ * holds (doc/DESIGN.md §3.6) still has that grant: its original is the
+ * mark's, never what it is now. */
+static int take_original_from_mark(struct xdev_ctx *ctx, int fd, const struct stat *st,
+                                   struct xdev_node *rec) {
+        struct xdev_mark m;
+        char *acl = NULL;
+        int r = xdev_node_mark_read(fd, st, &m);
+
+        if (r == -ENODATA)
+                return 0;
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_WARNING,
+                         "\"%s\" carries a mark that cannot be read (%s); not recording it",
+                         rec->path, strerror(-r));
+                return r;
+        }
+        if (m.has_acl && !(acl = strdup(m.acl)))
+                return -ENOMEM;
+        xdev_log(
+                &ctx->log, LOG_WARNING,
+                "\"%s\" is still granted to uid %u by a state that was lost; recording the original its mark holds (%u:%u %04o %s)",
+                rec->path, (unsigned) m.grantee, (unsigned) m.uid, (unsigned) m.gid,
+                (unsigned) (m.mode & 07777), m.has_acl ? m.acl : "(no ACL)");
+        free(rec->acl);
+        rec->acl = acl;
+        rec->uid = m.uid;
+        rec->gid = m.gid;
+        rec->mode = m.mode;
+        return 0;
+}
+
 /* Makes sure the ledger has an entry for the node at PATH and that it wants
  * UID to have PERM. A recorded node that was replaced is forgotten first.
  * EXPECT, when not 0, is the rdev the caller was told (udev). */
@@ -331,6 +526,9 @@ static int ledger_want(struct xdev_ctx *ctx, struct txn *t, const char *path, en
                          path, strerror(-r));
                 goto out;
         }
+        r = take_original_from_mark(ctx, fd, &st, &rec);
+        if (r < 0)
+                goto out;
         if (ctx->config.mode == XDEV_GRANT_ACL && !rec.acl) {
                 xdev_log(&ctx->log, LOG_ERR,
                          "\"%s\" is on a file system without ACLs; use mode=chown", path);
@@ -841,13 +1039,15 @@ out:
         return r;
 }
 
-int xdev_gc(struct xdev_ctx *ctx) {
+int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost) {
         struct txn t;
         int r, reaped;
 
+        *ret_lost = 0;
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
+        *ret_lost = t.lost;
         reaped = reap(ctx, &t);
         (void) adopt_sweeps(ctx, &t);
         xdev_state_elect(&t.state, t.active_vt);
@@ -921,6 +1121,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                         .changed = changed,
                         .enumerate = t.enumerate_pending,
                         .times = t.times,
+                        .sweep_check_ms = sweeps_next_check(&t.state),
                 };
                 ret->times.procs = t.swept.examined;
                 /* the caller closes the copies of revoked fds, after the step */
@@ -986,10 +1187,13 @@ out:
         return r;
 }
 
-int xdev_reset(struct xdev_ctx *ctx, bool force) {
+int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_lost) {
+        struct xdev_config policy = ctx->config; /* a shallow copy, never freed */
         struct txn t;
+        size_t n_sessions;
         int r;
 
+        *ret_lost = 0;
         r = txn_begin(ctx, &t);
         if (r == -EBADMSG && force) {
                 struct xdev_store store;
@@ -998,21 +1202,34 @@ int xdev_reset(struct xdev_ctx *ctx, bool force) {
                         return r;
                 r = unlinkat(store.dirfd, "state", 0) < 0 ? -errno : 0;
                 xdev_store_close(&store);
-                if (r == 0)
-                        xdev_log(
-                                &ctx->log, LOG_WARNING,
-                                "removed the damaged state file; nodes it recorded are left as they are");
-                return r;
+                if (r < 0)
+                        return r;
+                xdev_log(
+                        &ctx->log, LOG_WARNING,
+                        "removed the damaged state file; the nodes whose marks say they are granted are put back");
+                /* with no state file, the marks are the ledger */
+                r = txn_begin(ctx, &t);
         }
         if (r < 0)
                 return r;
+        *ret_lost = t.lost;
+        n_sessions = t.state.n_sessions;
         t.state.n_sessions = 0;
         t.state.has_holder = false;
         plan_ledger(ctx, &t);
         r = commit(ctx, &t, true, false);
+        if (r >= 0 && cut_off) {
+                /* As at a VT switch: every grantee counts as still logged
+                 * in (the records stay in memory for the sweep alone), so
+                 * input is revoked and DRM master dropped, and a display
+                 * server is not terminated for holding its DRM node. */
+                policy.lingering = XDEV_LINGER_REVOKE;
+                t.state.n_sessions = n_sessions;
+        }
         if (r >= 0)
-                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL, &t.bin,
+                (void) xdev_linger_after(&t.linger, &t.state, &policy, &ctx->log, NULL, &t.bin,
                                          NULL);
+        t.state.n_sessions = 0;
         if (r == 0 && t.state.n_nodes > 0)
                 r = -EIO;
         txn_end(ctx, &t);
@@ -1083,9 +1300,10 @@ int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
         int r;
 
         *ret = (struct xdev_status) { 0 };
-        r = txn_begin(ctx, &t);
+        r = txn_open(ctx, &t); /* a lost state's grants are reported, not put back */
         if (r < 0)
                 return r;
+        ret->lost = t.lost;
         ret->active_vt = t.active_vt;
         ret->daemon_alive =
                 t.state.follow && xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start);

@@ -62,9 +62,14 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
 /* A node udev removed: drops it from the ledger (1) or nothing (0). */
 int xdev_device_forget(struct xdev_ctx *ctx, const char *path);
 
+/* Every call first puts back what a lost state left granted (no state
+ * file, nodes that carry the mark of a grant: doc/DESIGN.md §3.6), and
+ * logs it. */
+
 /* Reaps sessions whose leader is gone and repairs every ledger node.
- * Returns the number of sessions reaped. */
-int xdev_gc(struct xdev_ctx *ctx);
+ * Returns the number of sessions reaped; *RET_LOST gets the number of
+ * nodes a lost state had left granted, now put back. */
+int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost);
 
 /* xdevicesd, the daemon that makes the shared devices follow the VT in
  * front, identifies itself with SELF. */
@@ -95,6 +100,10 @@ struct xdev_follow_result {
         struct xdev_step_times times;
         struct xdev_fd_bin bin;         /* copies of revoked fds, for the caller to close */
         struct xdev_linger_wait *waits; /* sweeps for the caller to finish */
+        uint64_t sweep_check_ms;        /* CLOCK_MONOTONIC ms at which to run the
+                                         * step again, so that a sweep whose
+                                         * sweeper is gone is taken over at its
+                                         * deadline; 0: no sweep pending */
         size_t n_leaders;               /* the leaders of the live sessions, to watch */
         struct {
                 pid_t pid;
@@ -130,8 +139,13 @@ void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits);
 int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *self);
 
 /* Restores every node in the ledger and empties the state. With FORCE, an
- * unreadable state file is removed instead of refused. */
-int xdev_reset(struct xdev_ctx *ctx, bool force);
+ * unreadable state file is removed instead of refused, and the nodes whose
+ * marks say they are granted are put back. The processes of the users who
+ * lost grants are then swept as at a logout, with the configured policy;
+ * with CUT_OFF, as at a VT switch whatever the policy (input revoked, DRM
+ * master dropped, a display server left running): for package removal.
+ * *RET_LOST as for xdev_gc(). */
+int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_lost);
 
 /* What xdevices status shows: the state as loaded, which session leaders
  * are live, the daemon, and the processes still holding shared nodes
@@ -139,6 +153,8 @@ int xdev_reset(struct xdev_ctx *ctx, bool force);
  * it. xdev_status_free() releases it. */
 struct xdev_status {
         struct xdev_state state;
+        unsigned lost; /* nodes granted by a state that was lost: in state.nodes
+                        * with .lost set, not yet put back */
         int active_vt;
         bool daemon_alive;
         bool *leader_alive; /* one per state.sessions[] */

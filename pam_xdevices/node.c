@@ -9,7 +9,10 @@
  *     mode), never through the path again.
  *  3. Restoration only touches the node whose fs, inode and rdev match the
  *     record; anything else at that path is left alone.
- *  4. A failed grant puts the node back to its recorded original. */
+ *  4. A failed grant puts the node back to its recorded original.
+ *  5. A grant marks its node (trusted xattr, through the same fd) before
+ *     the change, and only a restore that succeeded unmarks it, so a node
+ *     that may carry a grant always carries its original too. */
 #include "config.h"
 
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <sys/acl.h>
 #include <sys/ioctl.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <acl/libacl.h>
 #include <linux/kd.h>
@@ -296,6 +300,38 @@ static int apply_target(int fd, const struct stat *st, uid_t uid, gid_t gid, acl
         return 0;
 }
 
+/* The mask entry of ACL, or NULL-like (returns false) when it has none. */
+static bool acl_find_mask(acl_t acl, acl_entry_t *ret) {
+        acl_entry_t e;
+
+        for (int id = ACL_FIRST_ENTRY; acl_get_entry(acl, id, &e) == 1; id = ACL_NEXT_ENTRY) {
+                acl_tag_t tag;
+                if (acl_get_tag_type(e, &tag) == 0 && tag == ACL_MASK) {
+                        *ret = e;
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* CUR has every entry of WANT and differs at most in its mask: the grant
+ * is there. The mask is the group bits of the mode, which the owner may
+ * have set since (login(1) gives its VT mode 0620): it stays as it is. */
+static bool acl_differs_only_in_mask(acl_t cur, acl_t want) {
+        acl_t copy = acl_dup(want);
+        acl_entry_t cm, wm;
+        acl_permset_t ps;
+        bool same = false;
+
+        if (!copy)
+                return false;
+        if (acl_find_mask(cur, &cm) && acl_find_mask(copy, &wm) && acl_get_permset(cm, &ps) == 0 &&
+            acl_set_permset(wm, ps) == 0)
+                same = acl_cmp(cur, copy) == 0;
+        (void) acl_free(copy);
+        return same;
+}
+
 /* An ACL grant changes the ACL alone: owner, group and the base entries stay
  * what they are now (login may have chowned its VT since we recorded it);
  * the named entries become the recorded ones plus the grantee's. */
@@ -334,7 +370,7 @@ static int grant_acl_only(int fd, const struct xdev_node *n) {
         r = acl_add_user(&want, n->grantee, n->perm);
         if (r < 0)
                 goto out;
-        if (acl_cmp(cur, want) != 0) {
+        if (acl_cmp(cur, want) != 0 && !acl_differs_only_in_mask(cur, want)) {
                 r = xdev_fault_point("acl-set");
                 if (r < 0)
                         goto out;
@@ -352,6 +388,40 @@ out:
         return r;
 }
 
+/* Marks the node behind FD as granted by N (doc/DESIGN.md §3.6). Fails
+ * quietly on a file system without trusted attributes: the grant stays
+ * possible there, unmarked. */
+static void mark_set(int fd, const struct xdev_node *n) {
+        char p[32], buf[XDEV_MARK_MAX];
+        int len = xdev_mark_format(n, buf, sizeof buf);
+
+        fd_path(fd, p);
+        if (len > 0 && xdev_fault_point("mark-set") == 0)
+                (void) setxattr(p, XDEV_MARK_XATTR, buf, (size_t) len, 0);
+}
+
+static void mark_clear(int fd) {
+        char p[32];
+
+        fd_path(fd, p);
+        (void) removexattr(p, XDEV_MARK_XATTR);
+}
+
+int xdev_node_mark_read(int fd, const struct stat *st, struct xdev_mark *ret) {
+        char p[32], buf[XDEV_MARK_MAX];
+        ssize_t len;
+
+        fd_path(fd, p);
+        len = getxattr(p, XDEV_MARK_XATTR, buf, sizeof buf);
+        if (len < 0)
+                return errno == ENODATA || errno == ENOTSUP || errno == EOPNOTSUPP ? -ENODATA
+                        : errno == ERANGE                                          ? -EBADMSG
+                                                                                   : -errno;
+        if (xdev_mark_parse(buf, (size_t) len, ret) < 0 || ret->rdev != st->st_rdev)
+                return -EBADMSG;
+        return 0;
+}
+
 int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
         struct stat st;
         acl_t acl = NULL;
@@ -363,6 +433,8 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
         if (r < 0)
                 return r;
         xdev_fault_point("node-converge");
+        if (n->granted && st.st_nlink == 1)
+                mark_set(fd, n);
         if (n->granted && st.st_nlink != 1)
                 r = -EMLINK; /* a grant would reach the other name too */
         else if (n->granted && n->gmode == XDEV_GRANT_ACL && n->acl)
@@ -380,10 +452,12 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
                 mode_t omode;
                 uid_t ouid;
                 orig.granted = false;
-                if (target_of(&orig, &oacl, &omode, &ouid) == 0 && fstat(fd, &st) == 0)
-                        (void) apply_target(fd, &st, ouid, orig.gid, oacl, omode);
+                if (target_of(&orig, &oacl, &omode, &ouid) == 0 && fstat(fd, &st) == 0 &&
+                    apply_target(fd, &st, ouid, orig.gid, oacl, omode) == 0)
+                        mark_clear(fd);
                 (void) acl_free(oacl);
-        }
+        } else if (r == 0 && !n->granted)
+                mark_clear(fd);
 out:
         (void) acl_free(acl);
         (void) close(fd);

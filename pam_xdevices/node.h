@@ -35,10 +35,20 @@ int xdev_node_snapshot(int fd, const struct stat *st, struct xdev_node *n);
 /* Brings the node N describes to what N says it should be now: the
  * original plus the grant when N->granted, else exactly the original.
  * Reopens N->path and acts only when fs, inode and rdev match the record.
+ * A grant first leaves its mark on the node (the original and the
+ * grantee); a restore that succeeds takes it off. A file system that keeps
+ * no trusted attributes gets the grant unmarked.
  * Returns 0, -ENOENT (gone), -ESTALE (a different node is there now; left
  * alone), or -errno from the change (the node is then put back to its
  * original as far as possible). */
 int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n);
+
+/* Reads the mark a grant leaves on its node (XDEV_MARK_XATTR,
+ * doc/DESIGN.md §3.6) through FD, as xdev_node_open() gave it with ST.
+ * Returns 0 with *RET; -ENODATA when the node has none (or its file system
+ * keeps no trusted attributes); -EBADMSG when the mark is malformed or was
+ * made for another device than ST's; or another -errno. */
+int xdev_node_mark_read(int fd, const struct stat *st, struct xdev_mark *ret);
 
 /* What a session can leave its VT in that makes the console unusable for
  * the next login: graphics mode, a keyboard mode that delivers no

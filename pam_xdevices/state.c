@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -246,7 +247,9 @@ static int parse_devnum(const char *s, dev_t *ret) {
 static int parse_octal_mode(const char *s, mode_t *ret) {
         unsigned long v = 0;
 
-        if (!s || !*s || strlen(s) > 7)
+        /* no leading zero: a character device's mode never has one, and one
+         * spelling per value */
+        if (!s || !*s || *s == '0' || strlen(s) > 7)
                 return -EINVAL;
         for (const char *p = s; *p; p++) {
                 if (*p < '0' || *p > '7')
@@ -531,6 +534,64 @@ int xdev_state_format(const struct xdev_state *state, FILE *f) {
         return ferror(f) ? -EIO : 0;
 }
 
+/* ---- the mark on a granted node ---- */
+
+#define MARK_MAGIC "xdevices-mark 1"
+
+int xdev_mark_format(const struct xdev_node *n, char *buf, size_t size) {
+        int len;
+
+        if (!n->granted || size < XDEV_MARK_MAX)
+                return -EINVAL;
+        len = snprintf(buf, size, MARK_MAGIC " rdev=%u:%u uid=%u gid=%u mode=%o acl=%s grant=%u\n",
+                       major(n->rdev), minor(n->rdev), (unsigned) n->uid, (unsigned) n->gid,
+                       (unsigned) n->mode, n->acl ? n->acl : "-", (unsigned) n->grantee);
+        return len < 0 || (size_t) len >= size ? -EINVAL : len;
+}
+
+int xdev_mark_parse(const char *buf, size_t len, struct xdev_mark *ret) {
+        char line[XDEV_MARK_MAX + 1], *cursor;
+        struct xdev_mark m = { 0 };
+        const char *t;
+        uint64_t v;
+
+        /* one line, ending in \n, no NUL: a cut or padded value is refused */
+        if (len < 2 || len > XDEV_MARK_MAX || buf[len - 1] != '\n' || memchr(buf, '\n', len - 1) ||
+            memchr(buf, '\0', len))
+                return -EINVAL;
+        memcpy(line, buf, len - 1);
+        line[len - 1] = '\0';
+        if (strncmp(line, MARK_MAGIC " ", sizeof MARK_MAGIC) != 0)
+                return -EINVAL;
+        cursor = line + sizeof MARK_MAGIC;
+        if (parse_devnum(take(&cursor, "rdev"), &m.rdev) < 0)
+                return -EINVAL;
+        if (parse_u64(take(&cursor, "uid"), UINT32_MAX - 1, &v) < 0)
+                return -EINVAL;
+        m.uid = (uid_t) v;
+        if (parse_u64(take(&cursor, "gid"), UINT32_MAX - 1, &v) < 0)
+                return -EINVAL;
+        m.gid = (gid_t) v;
+        if (parse_octal_mode(take(&cursor, "mode"), &m.mode) < 0)
+                return -EINVAL;
+        t = take(&cursor, "acl");
+        if (!t)
+                return -EINVAL;
+        if (strcmp(t, "-") != 0) {
+                if (!acl_text_is_valid(t))
+                        return -EINVAL;
+                strcpy(m.acl, t);
+                m.has_acl = true;
+        }
+        if (parse_u64(take(&cursor, "grant"), UINT32_MAX - 1, &v) < 0)
+                return -EINVAL;
+        m.grantee = (uid_t) v;
+        if (cursor)
+                return -EINVAL;
+        *ret = m;
+        return 0;
+}
+
 /* ---- store ---- */
 
 int xdev_store_open(struct xdev_store *store, const char *dir) {
@@ -595,7 +656,7 @@ int xdev_store_load(struct xdev_store *store, struct xdev_state *state, unsigned
         if (fd < 0) {
                 if (errno == ENOENT) {
                         xdev_state_free(state);
-                        return 0;
+                        return 1;
                 }
                 return -errno;
         }

@@ -59,7 +59,34 @@ struct xdev_node {
         enum xdev_grant_mode gmode;
         bool dirty;    /* in memory only: must be converged */
         bool restored; /* in memory only: put back in this transaction */
+        bool lost;     /* in memory only: found by its mark, granted by a
+                        * state that was lost (grantee: to whom) */
 };
+
+/* The mark a grant leaves on its node (doc/DESIGN.md §3.6): an extended
+ * attribute in the trusted namespace, which only CAP_SYS_ADMIN reads or
+ * changes, holding the node's original as the ledger records it and the
+ * grantee. It lives and dies with the inode, so a ledger lost with
+ * /run/xdevices leaves it behind on every node still granted. */
+#define XDEV_MARK_XATTR "trusted.xdevices"
+#define XDEV_MARK_MAX (XDEV_ACL_TEXT_MAX + 160)
+
+struct xdev_mark {
+        dev_t rdev; /* the node it was set on: a copy elsewhere is refused */
+        uid_t uid;
+        gid_t gid;
+        mode_t mode;
+        bool has_acl;
+        char acl[XDEV_ACL_TEXT_MAX + 1];
+        uid_t grantee;
+};
+
+/* The mark of granted node N into BUF (SIZE >= XDEV_MARK_MAX): returns its
+ * length, or -EINVAL when N is not granted. */
+int xdev_mark_format(const struct xdev_node *n, char *buf, size_t size);
+/* Strict parser of the mark: exactly what xdev_mark_format writes. On
+ * failure (-EINVAL) *RET is untouched. */
+int xdev_mark_parse(const char *buf, size_t len, struct xdev_mark *ret);
 
 struct xdev_state {
         bool has_holder;
@@ -122,6 +149,9 @@ struct xdev_store {
 };
 
 int xdev_store_open(struct xdev_store *store, const char *dir);
+/* Reads the state: 0, or 1 when there is no state file (an empty state:
+ * the first transaction since boot, or a state that was lost), or -errno
+ * (-EBADMSG: damaged at *RET_LINE). */
 int xdev_store_load(struct xdev_store *store, struct xdev_state *state, unsigned *ret_line);
 int xdev_store_save(struct xdev_store *store, const struct xdev_state *state);
 void xdev_store_close(struct xdev_store *store);

@@ -36,6 +36,7 @@ enum {
         EXIT_USAGE = 2,
         EXIT_NOTROOT = 3,
         EXIT_REFUSED = 4, /* input did not agree with the system; nothing touched */
+        EXIT_LOST = 5,    /* the state was lost while nodes were granted (see messages) */
 };
 
 static bool use_syslog;
@@ -66,12 +67,17 @@ static void usage(FILE *out) {
                 "                      XDEVICES_CLASS in the environment, as udev sets them)\n"
                 "  forget DEVNODE      forget a node udev removed\n"
                 "  gc                  reap sessions whose leader died and restore their nodes\n"
-                "  reset [--force]     restore every recorded node and empty the state\n"
+                "  reset [--force] [--revoke]\n"
+                "                      restore every recorded node and empty the state;\n"
+                "                      --revoke: cut what still holds them off as a VT switch\n"
+                "                      does (revoke input, drop DRM master) whatever the\n"
+                "                      lingering policy: an X server keeps running\n"
                 "  revoke USER|--all   apply the lingering policy to processes of USER (or of\n"
                 "                      anyone but root and the holder) still holding a shared node\n"
                 "\n"
                 "Exit status: 0 done, 1 failed (check: errors found), 2 usage, 3 not root,\n"
-                "4 input refused.\n");
+                "4 input refused, 5 the state was lost while nodes were granted (status:\n"
+                "they still are; gc, reset: they were put back).\n");
 }
 
 static int env_uint(const char *name, uint64_t max, uint64_t *ret) {
@@ -152,7 +158,7 @@ static int cmd_revoke(struct xdev_ctx *ctx, const char *who) {
 }
 
 struct flags {
-        bool json, force, all;
+        bool json, force, all, revoke;
 };
 
 /* ---- status: the one place that writes text and JSON ---- */
@@ -195,7 +201,14 @@ static void status_json(FILE *out, const struct xdev_status *st) {
         else
                 fprintf(out, ",\"daemon\":null");
         json_bool(out, "daemon_alive", st->daemon_alive);
-        fprintf(out, ",\"sweeps\":[");
+        fprintf(out, ",\"lost\":[");
+        for (size_t i = 0, k = 0; i < state->n_nodes; i++)
+                if (state->nodes[i].lost) {
+                        fprintf(out, "%s{\"path\":", k++ ? "," : "");
+                        json_string(out, state->nodes[i].path);
+                        fprintf(out, ",\"grantee\":%u}", (unsigned) state->nodes[i].grantee);
+                }
+        fprintf(out, "],\"sweeps\":[");
         for (size_t i = 0; i < state->n_sweeps; i++)
                 fprintf(out, "%s{\"uid\":%u,\"sweeper\":%d,\"ms_left\":%lld}", i ? "," : "",
                         (unsigned) state->sweeps[i].uid, (int) state->sweeps[i].pid,
@@ -213,9 +226,11 @@ static void status_json(FILE *out, const struct xdev_status *st) {
                 fputc('}', out);
         }
         fprintf(out, "],\"nodes\":[");
-        for (size_t i = 0; i < state->n_nodes; i++) {
+        for (size_t i = 0, k = 0; i < state->n_nodes; i++) {
                 const struct xdev_node *n = &state->nodes[i];
-                fprintf(out, "%s{\"path\":", i ? "," : "");
+                if (n->lost)
+                        continue;
+                fprintf(out, "%s{\"path\":", k++ ? "," : "");
                 json_string(out, n->path);
                 fprintf(out,
                         ",\"class\":\"%s\",\"rdev\":\"%u:%u\",\"original\":{\"uid\":%u,\"gid\":%u,\"mode\":\"%04o\",\"acl\":",
@@ -267,6 +282,18 @@ static void status_text(FILE *out, const struct xdev_status *st) {
         else
                 fprintf(out, "follow: yes (xdevicesd pid %d%s)\n", (int) state->follow_pid,
                         st->daemon_alive ? "" : " is gone; restart it");
+        if (st->lost > 0)
+                fprintf(out,
+                        "lost: the state was lost while these %u node(s) were granted; their sessions are unknown and \"xdevices gc\" puts them back:\n",
+                        st->lost);
+        for (size_t i = 0; i < state->n_nodes; i++) {
+                const struct xdev_node *n = &state->nodes[i];
+                if (n->lost)
+                        fprintf(out, "  %-24s %-7s uid %-6u  was %u:%u %04o %s\n", n->path,
+                                xdev_class_to_string(n->class), (unsigned) n->grantee,
+                                (unsigned) n->uid, (unsigned) n->gid, (unsigned) (n->mode & 07777),
+                                n->acl ? n->acl : "(no ACL support)");
+        }
         for (size_t i = 0; i < state->n_sweeps; i++) {
                 long long left = sweep_ms_left(&state->sweeps[i]);
                 fprintf(out, "logout sweep: the processes of uid %u are being ended by pid %d",
@@ -288,9 +315,11 @@ static void status_text(FILE *out, const struct xdev_status *st) {
                         (unsigned) s->uid, s->vt, (int) s->pid, s->service, since,
                         st->leader_alive[i] ? "" : " (leader gone)");
         }
-        fprintf(out, "nodes: %zu\n", state->n_nodes);
+        fprintf(out, "nodes: %zu\n", state->n_nodes - st->lost);
         for (size_t i = 0; i < state->n_nodes; i++) {
                 const struct xdev_node *n = &state->nodes[i];
+                if (n->lost)
+                        continue;
                 fprintf(out, "  %-24s %-7s ", n->path, xdev_class_to_string(n->class));
                 if (n->granted)
                         fprintf(out, "uid %-6u %-2s (%s)", (unsigned) n->grantee,
@@ -330,8 +359,9 @@ static int cmd_status(struct xdev_ctx *ctx, char **args, const struct flags *f) 
                 status_json(stdout, &st);
         else
                 status_text(stdout, &st);
+        r = st.lost > 0 ? EXIT_LOST : EXIT_OK;
         xdev_status_free(&st);
-        return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_FAILED;
+        return fflush(stdout) == 0 && !ferror(stdout) ? r : EXIT_FAILED;
 }
 
 /* ---- status for a user who is not root ----
@@ -531,17 +561,21 @@ static int cmd_forget_args(struct xdev_ctx *ctx, char **args, const struct flags
 }
 
 static int cmd_gc(struct xdev_ctx *ctx, char **args, const struct flags *f) {
+        unsigned lost;
         int r;
         (void) args, (void) f;
-        r = xdev_gc(ctx);
+        r = xdev_gc(ctx, &lost);
         if (r >= 0)
                 xdev_debug(&ctx->log, "reaped %d session(s)", r);
-        return r < 0 ? EXIT_FAILED : EXIT_OK;
+        return r < 0 ? EXIT_FAILED : lost > 0 ? EXIT_LOST : EXIT_OK;
 }
 
 static int cmd_reset(struct xdev_ctx *ctx, char **args, const struct flags *f) {
+        unsigned lost;
+        int r;
         (void) args;
-        return xdev_reset(ctx, f->force) < 0 ? EXIT_FAILED : EXIT_OK;
+        r = xdev_reset(ctx, f->force, f->revoke, &lost);
+        return r < 0 ? EXIT_FAILED : lost > 0 ? EXIT_LOST : EXIT_OK;
 }
 
 /* The commands: name, operands (-1: "revoke", one operand or --all) and the
@@ -573,13 +607,19 @@ static int run_command(struct xdev_ctx *ctx, const char *name, int n_args, char 
 
 int main(int argc, char **argv) {
         static const struct option opts[] = {
-                { "conf", required_argument, NULL, 'c' }, { "debug", no_argument, NULL, 'd' },
-                { "json", no_argument, NULL, 'j' },       { "force", no_argument, NULL, 'f' },
-                { "all", no_argument, NULL, 'a' },        { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },    {},
+                { "conf", required_argument, NULL, 'c' },
+                { "debug", no_argument, NULL, 'd' },
+                { "json", no_argument, NULL, 'j' },
+                { "force", no_argument, NULL, 'f' },
+                { "all", no_argument, NULL, 'a' },
+                { "revoke", no_argument, NULL, 'r' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {},
         };
         const char *conf = XDEV_DEFAULT_CONF, *cmd;
         bool json = false, force = false, debug = false, all = false, named = false;
+        bool revoke = false;
         struct xdev_ctx ctx;
         int c, r, ret;
 
@@ -625,6 +665,8 @@ int main(int argc, char **argv) {
                         force = true;
                 else if (c == 'a' && strcmp(cmd, "revoke") == 0)
                         all = true;
+                else if (c == 'r' && strcmp(cmd, "reset") == 0)
+                        revoke = true;
                 else {
                         usage(stderr);
                         return EXIT_USAGE;
@@ -666,7 +708,7 @@ int main(int argc, char **argv) {
         ctx.log.debug = debug || ctx.config.debug;
 
         ret = run_command(&ctx, cmd, argc - optind, argv + optind,
-                          &(struct flags) { json, force, all });
+                          &(struct flags) { json, force, all, revoke });
         xdev_ctx_done(&ctx);
         return ret;
 }

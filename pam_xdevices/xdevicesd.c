@@ -25,6 +25,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,8 +49,9 @@ enum {
         EXIT_RUNNING = 5, /* another xdevicesd holds the lock */
 };
 
-/* fds polled: signals, the active VT, the state directory, then leaders */
-enum { P_SIGNAL, P_ACTIVE, P_STATE, P_PROCS, P_LEADERS };
+/* fds polled: signals, the active VT, the state directory, the timer of
+ * the sweeps' deadlines, the process events, then leaders */
+enum { P_SIGNAL, P_ACTIVE, P_STATE, P_TIMER, P_PROCS, P_LEADERS };
 
 static bool log_stderr;
 
@@ -152,6 +154,24 @@ static bool state_events(int fd) {
         return state;
 }
 
+/* Watches the state directory, and again when it is another directory
+ * than the one watched: removed with its state while the daemon ran (the
+ * watch went with it) and made anew by the last step. Returns 1 when a
+ * watch was added, 0 when the one there still holds, or -errno. */
+static int state_watch(int inofd, const char *statedir, struct stat *watched) {
+        struct stat st;
+
+        if (lstat(statedir, &st) < 0)
+                return -errno;
+        if (watched->st_ino == st.st_ino && watched->st_dev == st.st_dev)
+                return 0;
+        if (inotify_add_watch(inofd, statedir,
+                              IN_MOVED_TO | IN_DELETE | IN_DONT_FOLLOW | IN_ONLYDIR) < 0)
+                return -errno;
+        *watched = st;
+        return 1;
+}
+
 /* Replaces the leader pidfds in PFDS[P_LEADERS..] with those of RES.
  * Returns the number of pollfds in use; *RET_STALE is set when a leader
  * was already gone (look again at once). */
@@ -174,6 +194,37 @@ static size_t leaders_watch(struct pollfd *pfds, size_t n_used,
                 pfds[n++] = (struct pollfd) { .fd = fd, .events = POLLIN };
         }
         return n;
+}
+
+/* Arms the timer at AT_MS (CLOCK_MONOTONIC), or disarms it with 0: a
+ * logout's sweep recorded in the state ends at its deadline even when its
+ * sweeper is gone and nothing else happens (doc/DESIGN.md §3.5). */
+static void timer_arm(int fd, uint64_t at_ms) {
+        struct itimerspec its = { 0 };
+
+        if (at_ms > 0)
+                its.it_value = (struct timespec) { .tv_sec = (time_t) (at_ms / 1000),
+                                                   .tv_nsec = (long) (at_ms % 1000) * 1000000 };
+        (void) timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* The OOM killer must not pick the daemon: killed, it leaves the shared
+ * devices with the last holder across every switch until it is started
+ * again (xdevicesd(8)). -1000 exempts it; it is small and bounded. */
+static void oom_protect(const struct xdev_log *log) {
+        int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        int r = fd < 0 ? -errno : 0;
+
+        if (fd >= 0) {
+                if (write(fd, "-1000", 5) != 5)
+                        r = -errno;
+                (void) close(fd);
+        }
+        if (r < 0)
+                xdev_log(
+                        log, LOG_WARNING,
+                        "cannot set oom_score_adj to -1000 (%s); the OOM killer may end the daemon, ignoring",
+                        strerror(-r));
 }
 
 static bool logind_is_running(void) {
@@ -301,7 +352,9 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
         struct xdev_proc_stat pst;
         size_t n_pfds = P_LEADERS;
-        int lockfd, sigfd = -1, activefd = -1, inofd = -1, ret = EXIT_FAILED, timeout = 0;
+        struct stat watched = { 0 };
+        int r, lockfd, sigfd = -1, activefd = -1, inofd = -1, timerfd = -1, ret = EXIT_FAILED,
+                       timeout = 0;
         sigset_t mask;
         bool stop = false, enumerate = false;
         struct xdev_procsrc src;
@@ -316,6 +369,7 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 return EXIT_FAILED;
         }
         self.start = pst.start;
+        oom_protect(&ctx->log);
         lockfd = lock_daemon(ctx->statedir);
         if (lockfd == -EWOULDBLOCK) {
                 xdev_log(&ctx->log, LOG_ERR,
@@ -347,17 +401,22 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 goto out;
         }
         inofd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-        if (inofd < 0 ||
-            inotify_add_watch(inofd, ctx->statedir,
-                              IN_MOVED_TO | IN_DELETE | IN_DONT_FOLLOW | IN_ONLYDIR) < 0) {
+        r = inofd < 0 ? -errno : state_watch(inofd, ctx->statedir, &watched);
+        if (r < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot watch \"%s\": %s", ctx->statedir,
-                         strerror(errno));
+                         strerror(-r));
                 goto out;
         }
         self.state_watch_fd = inofd;
+        timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (timerfd < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot create a timer: %s", strerror(errno));
+                goto out;
+        }
         pfds[P_SIGNAL] = (struct pollfd) { .fd = sigfd, .events = POLLIN };
         pfds[P_ACTIVE] = (struct pollfd) { .fd = activefd, .events = POLLPRI | POLLERR };
         pfds[P_STATE] = (struct pollfd) { .fd = inofd, .events = POLLIN };
+        pfds[P_TIMER] = (struct pollfd) { .fd = timerfd, .events = POLLIN };
         procs = procs_open(ctx, &src);
         pfds[P_PROCS] =
                 (struct pollfd) { .fd = procs ? xdev_proctab_fd(procs) : -1, .events = POLLIN };
@@ -365,7 +424,6 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
 
         while (!stop) {
                 bool stale = false;
-                int r;
 
                 if (timeout >= 0) {
                         active_rearm(activefd);
@@ -392,6 +450,15 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                                 step, res->times.load, res->times.release,
                                                 res->times.sweep, res->times.procs,
                                                 res->times.grant);
+                                timer_arm(timerfd, res->sweep_check_ms);
+                                r = state_watch(inofd, ctx->statedir, &watched);
+                                if (r != 0)
+                                        xdev_log(&ctx->log, r > 0 ? LOG_WARNING : LOG_ERR,
+                                                 "the state directory \"%s\" was removed; %s%s",
+                                                 ctx->statedir,
+                                                 r > 0 ? "watching the new one"
+                                                       : "cannot watch the new one: ",
+                                                 r > 0 ? "" : strerror(-r));
                                 enumerate = res->enumerate || (enumerate && !res->changed);
                                 n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
                                 timeout = stale ? 0 : -1;
@@ -443,6 +510,10 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 if (r == 1 && (pfds[P_STATE].revents & POLLIN) && !state_events(inofd))
                         continue; /* not the state: timeout (and a pending enumeration) as before */
                 timeout = 0;      /* look again */
+                if (pfds[P_TIMER].revents & POLLIN) {
+                        uint64_t expirations;
+                        (void) !read(timerfd, &expirations, sizeof expirations);
+                }
                 if (pfds[P_SIGNAL].revents & POLLIN) {
                         struct signalfd_siginfo si;
                         while (read(sigfd, &si, sizeof si) == sizeof si) {
@@ -466,6 +537,8 @@ out:
         xdev_proctab_free(procs);
         for (size_t i = P_LEADERS; i < n_pfds; i++)
                 (void) close(pfds[i].fd);
+        if (timerfd >= 0)
+                (void) close(timerfd);
         if (inofd >= 0)
                 (void) close(inofd);
         if (activefd >= 0)

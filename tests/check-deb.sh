@@ -613,8 +613,8 @@ stage "remove"
 inroot dpkg -r $pkg >"$work/remove.log" 2>&1; rc=$?
 cat "$work/remove.log"
 check "dpkg -r $pkg" test "$rc" = 0
-check "prerm's xdevices reset succeeded" \
-	bash -c 'test -f "$1" && ! grep -q "reset. failed" "$1"' _ "$work/remove.log"
+check "prerm's xdevices reset --revoke succeeded" \
+	bash -c 'test -f "$1" && ! grep -q "reset --revoke. failed" "$1"' _ "$work/remove.log"
 nodes_state >"$work/nodes.after"
 if cmp -s "$work/nodes.before" "$work/nodes.after"; then
 	pass "removal restored every node exactly (owner, group, mode, ACL)"

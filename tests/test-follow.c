@@ -114,6 +114,19 @@ static void daemon_start(void) {
         daemon_start_with(false);
 }
 
+/* The daemon's /proc/PID/oom_score_adj, or -1 when it cannot be read. */
+static int daemon_oom_score_adj(void) {
+        char path[64];
+        int v = -1;
+        snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int) daemon_pid);
+        FILE *f = fopen(path, "re");
+        if (f && fscanf(f, "%d", &v) != 1)
+                v = -1;
+        if (f)
+                (void) fclose(f);
+        return v;
+}
+
 /* Tells the daemon to look again, as a VT switch would. */
 static void daemon_kick(void) {
         ck_assert_int_eq(kill(daemon_pid, SIGHUP), 0);
@@ -343,6 +356,82 @@ START_TEST(test_daemon_switches_during_a_grace_period) {
 }
 END_TEST
 
+/* lingering = kill: alice's logout sends her SIGTERM-ignoring holder
+ * SIGTERM and records the sweep; her login is killed in the grace period.
+ * Nothing else happens: the daemon, on its own timer, takes the sweep over
+ * at its deadline and the holder is SIGKILLed then. */
+START_TEST(test_daemon_ends_a_dead_sweepers_sweep_at_its_deadline) {
+        char want[64];
+        int status;
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n"
+                "lingering = kill\nlinger_grace = 1500\n",
+                NULL);
+        h_set_active_vt(h_vt);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        daemon_start();
+        pid_t holder = h_holder_start("/dev/tty0", 1, H_UID_ALICE, true);
+        pid_t login = a->pid;
+        h_session_close_begin(a);
+        snprintf(want, sizeof want, "\nsweep uid=%u pid=%d ", (unsigned) H_UID_ALICE, (int) login);
+        for (int ms = 0; ms < WAIT_MS && !state_has(want); ms += 5)
+                sleep_ms(5);
+        ck_assert_msg(state_has(want), "the logout did not record its sweep");
+        double t0 = xdev_now_ms();
+        h_session_kill(a);
+        /* the daemon's last step saw the record; nothing wakes it now but
+         * its timer, before the sweep could be taken for stuck */
+        int ms = 0;
+        for (; ms < 1500 + 3000 && waitpid(holder, &status, WNOHANG) == 0; ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(ms < 1500 + 3000,
+                      "alice's holder outlived the grace period of a killed sweeper by %.0f ms",
+                      xdev_now_ms() - t0);
+        ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+                      "alice's holder ended with status %#x, not by SIGKILL", status);
+        for (ms = 0; ms < WAIT_MS && state_has("\nsweep "); ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(!state_has("\nsweep "), "the ended sweep is still in the state");
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
+/* /run/xdevices removed under a running daemon: it puts back what the lost
+ * state granted, and goes on watching the state directory made anew, so
+ * that it learns of a later login's leader and reaps it when it dies. */
+START_TEST(test_daemon_survives_the_loss_of_the_state_directory) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        daemon_start();
+        wait_shared(H_UID_ALICE, "rw", "alice in front");
+        /* the daemon may make the directory anew while rm empties it
+         * (rmdir: ENOTEMPTY); the state is gone either way */
+        for (int i = 0; i < 10 && system("rm -rf /run/xdevices") != 0; i++)
+                sleep_ms(50);
+        for (int ms = 0; ms < WAIT_MS && !state_has("\nfollow pid="); ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(state_has("\nfollow pid="), "the daemon did not mark the new state");
+        wait_shared(H_UID_ALICE, "", "the lost state's grants put back");
+        h_snap_assert_equal(&before, "after the daemon put back the lost state's grants");
+        /* a switch to an empty VT, then a login there: only the state
+         * file tells the daemon of the new leader */
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        sleep_ms(200);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_BOB, "rw", "bob logged in in front");
+        sleep_ms(200);
+        h_session_kill(b);
+        wait_shared(H_UID_BOB, "", "the daemon reaped bob's killed login");
+        h_snap_assert_equal(&before, "after the daemon reaped the killed login");
+        h_session_close(a);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        h_snap_free(&before);
+}
+END_TEST
+
 /* The daemon's step at a switch leaves the enumeration for when it is
  * idle, and that enumeration serves the holder of the moment only: when
  * the VT in front changed before it ran, it does nothing and asks for the
@@ -486,6 +575,42 @@ START_TEST(test_clean_stop_resumes_the_login_rule) {
         ck_assert_msg(shared_is(H_UID_ALICE, "rw"),
                       "without the daemon the first login keeps the devices");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+/* Whether this process may lower an oom_score_adj (CAP_SYS_RESOURCE in
+ * its effective set): some containers run root without it. */
+static bool have_cap_sys_resource(void) {
+        char line[256];
+        unsigned long long eff = 0;
+        FILE *f = fopen("/proc/self/status", "re");
+        while (f && fgets(line, sizeof line, f))
+                (void) sscanf(line, "CapEff: %llx", &eff);
+        if (f)
+                (void) fclose(f);
+        return eff & (1ULL << 24); /* CAP_SYS_RESOURCE */
+}
+
+/* Killed, the daemon leaves the devices with the last holder across every
+ * switch: the OOM killer must never pick it. Where root may not lower the
+ * score, the daemon says so and runs. */
+START_TEST(test_daemon_is_exempt_from_the_oom_killer) {
+        char log[4096] = "";
+        daemon_start();
+        int adj = daemon_oom_score_adj();
+        FILE *f = fopen(H_ROOT "/xdevicesd.log", "re");
+        size_t n = f ? fread(log, 1, sizeof log - 1, f) : 0;
+        log[n] = '\0';
+        if (f)
+                (void) fclose(f);
+        bool warned = strstr(log, "cannot set oom_score_adj to -1000") != NULL;
+        if (have_cap_sys_resource())
+                ck_assert_msg(adj == -1000 && !warned, "oom_score_adj of xdevicesd is %d", adj);
+        else
+                ck_assert_msg(adj != -1000 && warned,
+                              "without CAP_SYS_RESOURCE: oom_score_adj %d, warned: %d", adj,
+                              warned);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
 }
 END_TEST
 
@@ -787,7 +912,10 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_crashed_daemon_leaves_the_follow_rule_in_force);
         tcase_add_test(tc, test_clean_stop_resumes_the_login_rule);
         tcase_add_test(tc, test_second_daemon_refuses_to_run);
+        tcase_add_test(tc, test_daemon_is_exempt_from_the_oom_killer);
         tcase_add_test(tc, test_daemon_switches_during_a_grace_period);
+        tcase_add_test(tc, test_daemon_ends_a_dead_sweepers_sweep_at_its_deadline);
+        tcase_add_test(tc, test_daemon_survives_the_loss_of_the_state_directory);
         suite_add_tcase(s, tc);
 
         TCase *tn = tcase_create("counting");

@@ -5,7 +5,9 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <grp.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <security/pam_appl.h>
 
@@ -443,6 +446,174 @@ START_TEST(test_status_as_user) {
 }
 END_TEST
 
+/* What rm -rf of the state directory does to a running system: every
+ * session record and the ledger are gone while the nodes keep their
+ * grants. */
+static void lose_state(void) {
+        ck_assert_int_eq(system("rm -rf /run/xdevices"), 0);
+}
+
+/* No node the test looks at carries the mark of a grant any more. */
+static void assert_no_marks(const struct h_snap *s) {
+        char buf[64];
+        for (size_t i = 0; i < s->n; i++)
+                ck_assert_msg(getxattr(s->path[i], "trusted.xdevices", buf, sizeof buf) < 0 &&
+                                      errno == ENODATA,
+                              "%s still carries trusted.xdevices", s->path[i]);
+}
+
+START_TEST(test_state_lost_mid_session_logout_restores_every_node) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
+        lose_state();
+        h_session_close(a);
+        h_snap_assert_equal(&before, "after the logout of a session whose state was lost");
+        assert_no_marks(&before);
+        h_snap_free(&before);
+}
+END_TEST
+
+START_TEST(test_state_lost_status_says_so_and_gc_restores_loudly) {
+        struct h_snap before;
+        char *out = NULL;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        lose_state();
+        /* status changes nothing and tells the admin to look */
+        ck_assert_int_eq(run("status", NULL, &out), 5);
+        ck_assert_msg(strstr(out, "state was lost") && strstr(out, "/dev/dri/card0"), "%s", out);
+        free(out);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
+        ck_assert_int_eq(run("status", "--json", &out), 5);
+        ck_assert_msg(strstr(out, "\"lost\":[{\"path\":"), "%s", out);
+        free(out);
+        /* gc puts every node back, names each, and exits non-zero */
+        ck_assert_int_eq(run("gc", NULL, &out), 5);
+        ck_assert_msg(strstr(out, "/dev/dri/card0") && strstr(out, h_vt_path(0)) &&
+                              strstr(out, "lost"),
+                      "%s", out);
+        free(out);
+        h_snap_assert_equal(&before, "after gc");
+        assert_no_marks(&before);
+        ck_assert_int_eq(run("status", NULL, &out), 0);
+        free(out);
+        ck_assert_int_eq(run("gc", NULL, &out), 0);
+        free(out);
+        h_session_close(a);
+        h_snap_assert_equal(&before, "after the logout");
+        h_snap_free(&before);
+}
+END_TEST
+
+START_TEST(test_state_lost_next_login_does_not_take_the_grant_for_the_original) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        lose_state();
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_BOB), "rw");
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "");
+        ck_assert_str_eq(h_acl_of(h_vt_path(0), H_UID_ALICE), "");
+        h_session_close(b);
+        h_snap_assert_equal(&before, "after the next login's logout");
+        h_session_close(a);
+        h_snap_assert_equal(&before, "after both logouts");
+        assert_no_marks(&before);
+        h_snap_free(&before);
+}
+END_TEST
+
+START_TEST(test_state_lost_reset_restores_and_says_so) {
+        struct h_snap before;
+        char *out = NULL;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        lose_state();
+        ck_assert_int_eq(run("reset", NULL, &out), 5);
+        ck_assert_msg(strstr(out, "lost"), "%s", out);
+        free(out);
+        h_snap_assert_equal(&before, "after reset");
+        h_session_close(a);
+        h_snap_free(&before);
+}
+END_TEST
+
+/* What the grantee of a lost state still holds open is cut off as at a VT
+ * switch (her sessions are unknown): looked at, never terminated for it,
+ * whatever the lingering policy. */
+START_TEST(test_state_lost_holders_are_cut_off_not_killed) {
+        char *out = NULL;
+        int status;
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n"
+                "lingering = kill\nlinger_grace = 1000\n",
+                NULL);
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "rw");
+        pid_t holder = h_holder_start("/dev/tty0", 1, H_UID_ALICE, false);
+        lose_state();
+        ck_assert_int_eq(run("gc", NULL, &out), 5);
+        ck_assert_msg(strstr(out, "processes still holding what the lost state granted: 1 found"),
+                      "%s", out);
+        free(out);
+        h_snap_assert_equal(&before, "after gc");
+        ck_assert_msg(waitpid(holder, &status, WNOHANG) == 0, "alice's holder was ended");
+        ck_assert_int_eq(kill(holder, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(holder, &status, 0), holder);
+        h_session_close(a);
+        h_snap_free(&before);
+}
+END_TEST
+
+/* login(1) gives the VT to the user 0620 after the session opened; with an
+ * ACL that mode is the mask, which gc must leave as it is. */
+START_TEST(test_gc_keeps_a_vt_mode_and_mask) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of(h_vt_path(0), H_UID_ALICE), "rw");
+        ck_assert_int_eq(chown(h_vt_path(0), H_UID_ALICE, 5), 0);
+        ck_assert_int_eq(chmod(h_vt_path(0), 0620), 0);
+        char *was = h_node_describe(h_vt_path(0));
+        ck_assert_int_eq(run("gc", NULL, NULL), 0);
+        char *now = h_node_describe(h_vt_path(0));
+        ck_assert_str_eq(now, was);
+        free(now);
+        free(was);
+        h_session_close(a);
+}
+END_TEST
+
+/* The package's prerm: "reset --revoke" takes every grant back and cuts a
+ * running display server off as a VT switch does, but never terminates
+ * it, whatever the lingering policy. A plain reset sweeps as a logout
+ * does: under lingering = kill the same holder goes. */
+START_TEST(test_reset_revoke_cuts_off_without_killing) {
+        struct h_snap before;
+        int status;
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n"
+                "lingering = kill\nlinger_grace = 1000\n",
+                NULL);
+        h_snap_take(&before);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "rw");
+        pid_t holder = h_holder_start("/dev/tty0", 1, H_UID_ALICE, false);
+        ck_assert_int_eq(run("reset", "--revoke", NULL), 0);
+        h_snap_assert_equal(&before, "after reset --revoke");
+        ck_assert_msg(waitpid(holder, NULL, WNOHANG) == 0, "reset --revoke ended alice's holder");
+        ck_assert_int_eq(h_session_close(a), H_IGNORED);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "rw");
+        ck_assert_int_eq(run("reset", NULL, NULL), 0);
+        ck_assert_int_eq(waitpid(holder, &status, WNOHANG), holder);
+        ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+        h_snap_assert_equal(&before, "after reset");
+        ck_assert_int_eq(h_session_close(a), H_IGNORED);
+        h_snap_free(&before);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("helper");
         TCase *tc = tcase_create("udev");
@@ -460,6 +631,13 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_version);
         tcase_add_test(tc, test_check);
         tcase_add_test(tc, test_status_as_user);
+        tcase_add_test(tc, test_state_lost_mid_session_logout_restores_every_node);
+        tcase_add_test(tc, test_state_lost_status_says_so_and_gc_restores_loudly);
+        tcase_add_test(tc, test_state_lost_next_login_does_not_take_the_grant_for_the_original);
+        tcase_add_test(tc, test_state_lost_reset_restores_and_says_so);
+        tcase_add_test(tc, test_state_lost_holders_are_cut_off_not_killed);
+        tcase_add_test(tc, test_gc_keeps_a_vt_mode_and_mask);
+        tcase_add_test(tc, test_reset_revoke_cuts_off_without_killing);
         suite_add_tcase(s, tc);
         return s;
 }
