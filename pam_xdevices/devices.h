@@ -28,3 +28,9 @@ void xdev_device_list_free(struct xdev_device_list *list);
  * Source "auto" is udev when udevd runs (/run/udev/control), else globs. */
 int xdev_devices_enumerate(const struct xdev_config *config, struct xdev_device_list *list,
                            const struct xdev_log *log);
+
+/* Asks the kernel to announce the character device RDEV again: writes
+ * "change" to /sys/dev/char/MAJ:MIN/uevent, which udev handles as any
+ * change event and passes on to its listeners (an X server's udev backend
+ * removes and adds the device anew, opening it again). 0 or -errno. */
+int xdev_device_announce(dev_t rdev);
