@@ -21,7 +21,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
-scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,l4
+scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
 [ "$suite" = bookworm ] || scenarios=s1,s3
 [ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1
@@ -63,7 +63,7 @@ else
 	export XSERVER_SUITE=$suite XSERVER_BUILDDIR=$srcdir/xserver-patch/_build-$suite
 fi
 want_xorg=0
-case ",$scenarios," in *,s3,* | *,xinit-patched-xorg,* | *,f1,* | *,follow-x-switch,*) want_xorg=1 ;; esac
+case ",$scenarios," in *,s3,* | *,xinit-patched-xorg,* | *,f1,* | *,follow-x-switch,* | *,r2,* | *,roundtrip-xorg-patched,*) want_xorg=1 ;; esac
 t0=$SECONDS
 if [ "$want_xorg" = 1 ] && [ "$build_xorg" = 1 ]; then
 	echo "check-vm: patched Xorg in $XSERVER_BUILDDIR (built once, then cached; VM_ALLOW_SKIP=xinit-patched-xorg skips it)"
