@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Finding the shared devices: udev's "xdevices" tag, or the config's globs.
- * Only names come from here; every node is checked again when opened. */
+ * Only names come from here; every node is checked again when opened. And
+ * announcing a node again to udev's listeners (a "change" uevent). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Finding the shared devices: udev's "xdevices" tag, or the config's globs. */
+/* Finding the shared devices: udev's "xdevices" tag, or the config's globs;
+ * announcing one again. */
 #pragma once
 
 #include <stddef.h>
