@@ -42,7 +42,8 @@ struct txn {
         struct xdev_linger_wait *waits;  /* sweeps in their grace period: recorded in
                                           * the state, then finished after the lock */
         bool hand_back;                  /* the caller finishes them (xdevicesd) */
-        unsigned lost; /* nodes granted by a state that was lost, found by their marks */
+        unsigned lost;    /* nodes granted by a state that was lost, found by their marks */
+        bool handed_over; /* a new holder was granted */
 };
 
 /* Adds the time since the last mark to PHASE and moves the mark. */
@@ -710,6 +711,25 @@ static bool holder_changed(const struct txn *t) {
                 (!t->loaded_has_holder || t->loaded_holder != t->state.holder);
 }
 
+/* The test knob of xdev_ctx: holds a new holder's grant back for a time
+ * in [min, max] ms, drawn from the clock's microseconds. Not counted in any
+ * phase of the step's times. */
+static void grant_delay(const struct xdev_ctx *ctx, struct txn *t) {
+        unsigned ms = ctx->grant_delay_min_ms;
+        struct timespec ts;
+
+        if (ctx->grant_delay_max_ms > ms)
+                ms += (unsigned) ((uint64_t) (xdev_now_ms() * 1000.0) %
+                                  (ctx->grant_delay_max_ms - ms + 1));
+        if (ms == 0)
+                return;
+        xdev_debug(&ctx->log, "holding the grant back for %u ms (--test-grant-delay)", ms);
+        ts = (struct timespec) { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000L };
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+        t->times.mark = xdev_now_ms();
+}
+
 /* After the decision: releases the old holder first if it changed, plans
  * every node, adds the devices of a new holder, converges, and revokes
  * what was taken away. At a handover from one holder to the next (a VT
@@ -729,6 +749,8 @@ static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
                          (unsigned) t->state.holder);
                 if (!released)
                         (void) plan_enumerate(ctx, t);
+                grant_delay(ctx, t);
+                t->handed_over = true;
         } else if (t->loaded_has_holder && !t->state.has_holder)
                 xdev_log(&ctx->log, LOG_INFO, "shared devices taken from uid %u; nobody holds them",
                          (unsigned) t->loaded_holder);
@@ -1071,6 +1093,21 @@ static void watch_drain(int fd) {
                 ;
 }
 
+/* The event nodes the holder has been granted, for the caller to announce
+ * again to udev's listeners (xdevicesd; doc/DESIGN.md §3.5). */
+static void list_holder_evdev(const struct txn *t, struct xdev_follow_result *ret) {
+        ret->n_evdev = 0;
+        if (!t->state.has_holder)
+                return;
+        for (size_t i = 0; i < t->state.n_nodes && ret->n_evdev < XDEV_FOLLOW_EVDEV_MAX; i++) {
+                const struct xdev_node *n = &t->state.nodes[i];
+                const char *base = strrchr(n->path, '/');
+                if (n->class == XDEV_CLASS_INPUT && n->granted && n->grantee == t->state.holder &&
+                    base && strncmp(base + 1, "event", 5) == 0)
+                        ret->evdev[ret->n_evdev++] = n->rdev;
+        }
+}
+
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                        struct xdev_follow_result *ret) {
         struct txn t;
@@ -1135,6 +1172,8 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                         ret->leaders[i].start = t.state.sessions[i].start;
                         ret->n_leaders++;
                 }
+                ret->handed_over = r >= 0 && t.handed_over;
+                list_holder_evdev(&t, ret);
         }
         txn_end(ctx, &t);
         return r;

@@ -24,6 +24,11 @@ struct xdev_ctx {
         /* Where the sweeps of a uid find its processes (xdevicesd's table of
          * process events), or NULL: they walk /proc. */
         const struct xdev_procsrc *procs;
+        /* A test knob (xdevicesd --test-grant-delay): a handover to a new
+         * holder waits a random time in [MIN, MAX] ms between cutting the
+         * old holder off and granting the new one, as a slow daemon would.
+         * 0 in production. */
+        unsigned grant_delay_min_ms, grant_delay_max_ms;
 };
 
 /* What a login got, for its log line: the nodes of each class the user
@@ -91,12 +96,16 @@ struct xdev_step_times {
         unsigned procs; /* processes the sweep looked at */
 };
 
+/* At most this many event nodes are listed in a follow result. */
+#define XDEV_FOLLOW_EVDEV_MAX 128
+
 struct xdev_follow_result {
         int active_vt;
         bool has_holder;
         uid_t holder;
-        bool changed;   /* the state was saved and nodes changed */
-        bool enumerate; /* a handover: call xdev_follow_enumerate() when idle */
+        bool changed;     /* the state was saved and nodes changed */
+        bool handed_over; /* this step granted the shared devices to a new holder */
+        bool enumerate;   /* a handover: call xdev_follow_enumerate() when idle */
         struct xdev_step_times times;
         struct xdev_fd_bin bin;         /* copies of revoked fds, for the caller to close */
         struct xdev_linger_wait *waits; /* sweeps for the caller to finish */
@@ -109,6 +118,10 @@ struct xdev_follow_result {
                 pid_t pid;
                 uint64_t start;
         } leaders[XDEV_SESSIONS_MAX];
+        /* the evdev nodes (/dev/input/event*) the holder was granted, by
+         * device number: the first XDEV_FOLLOW_EVDEV_MAX of them */
+        size_t n_evdev;
+        dev_t evdev[XDEV_FOLLOW_EVDEV_MAX];
 };
 
 /* xdevicesd's step, run on every VT switch, session end and state change:

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Finding the shared devices: udev's "xdevices" tag, or the config's globs.
- * Only names come from here; every node is checked again when opened. */
+ * Only names come from here; every node is checked again when opened. And
+ * announcing a node again to udev's listeners (a "change" uevent). */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <syslog.h>
 #include <unistd.h>
 #include <libudev.h>
@@ -214,5 +218,24 @@ int xdev_devices_enumerate(const struct xdev_config *config, struct xdev_device_
                                         : enumerate_globs(config, list);
         if (r >= 0)
                 list_dedup(list);
+        return r;
+}
+
+int xdev_device_announce(dev_t rdev) {
+        static const char action[] = "change";
+        char path[64];
+        ssize_t n;
+        int fd, r = 0;
+
+        (void) snprintf(path, sizeof path, "/sys/dev/char/%u:%u/uevent", major(rdev), minor(rdev));
+        fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        n = write(fd, action, sizeof action - 1);
+        if (n < 0)
+                r = -errno;
+        else if (n != (ssize_t) sizeof action - 1)
+                r = -EIO;
+        (void) close(fd);
         return r;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Finding the shared devices: udev's "xdevices" tag, or the config's globs. */
+/* Finding the shared devices: udev's "xdevices" tag, or the config's globs;
+ * announcing one again. */
 #pragma once
 
 #include <stddef.h>
@@ -38,3 +39,9 @@ enum xdev_source xdev_devices_source(const struct xdev_config *config);
  * COUNTS (nodes granted per class), each class that is on and got none. */
 void xdev_devices_explain(const struct xdev_config *config, const unsigned *counts, char *buf,
                           size_t size);
+
+/* Asks the kernel to announce the character device RDEV again: writes
+ * "change" to /sys/dev/char/MAJ:MIN/uevent, which udev handles as any
+ * change event and passes on to its listeners (an X server's udev backend
+ * removes and adds the device anew, opening it again). 0 or -errno. */
+int xdev_device_announce(dev_t rdev);

@@ -26,12 +26,14 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/sysmacros.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core.h"
 #include "proctab.h"
+#include "devices.h"
 
 #define ACTIVE_VT_PATH "/sys/class/tty/tty0/active"
 #define RETRY_MS 1000
@@ -40,6 +42,8 @@
 #define ENUMERATE_IDLE_MS 100
 /* Process events are read at most once in this long while idle (ms). */
 #define PROCS_HOLDOFF_MS 1000
+/* The bound of the test knob --test-grant-delay. */
+#define GRANT_DELAY_MAX_MS 5000
 
 enum {
         EXIT_OK = 0,
@@ -77,12 +81,13 @@ static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char 
 
 static void usage(FILE *out) {
         fprintf(out,
-                "Usage: xdevicesd [--conf=PATH] [--debug] [--stderr]\n"
+                "Usage: xdevicesd [--conf=PATH] [--debug] [--stderr] [--test-grant-delay=MS[-MS]]\n"
                 "       xdevicesd --version\n"
                 "\n"
                 "Gives the shared devices (DRM, input) to the user whose console session is on\n"
                 "the VT in front, and to nobody while a VT without one is in front. Runs in\n"
                 "the foreground; SIGTERM stops it, SIGHUP reloads the configuration.\n"
+                "--test-grant-delay holds each new holder's grant back (a test knob).\n"
                 "\n"
                 "Exit status: 0 stopped, 1 failed, 2 usage, 3 not root, 5 already running.\n");
 }
@@ -346,6 +351,30 @@ static bool procs_poll(struct xdev_proctab *procs, struct pollfd *pfd, bool idle
         return true;
 }
 
+/* At a VT switch a stock Xorg opens its input devices again the moment it
+ * has its VT back, which may be before the grant: the open fails and the
+ * device stays off for good (doc/DESIGN.md §3.5). A change event for each
+ * event node the holder was granted makes an X server's udev backend remove
+ * and add them anew; the server on the VT in front opens them now that they
+ * are granted, the others cannot. Only root can write a uevent file, and
+ * the helper that udev runs on it grants nobody but the holder. */
+static void announce_inputs(struct xdev_ctx *ctx, const struct xdev_follow_result *res) {
+        double t0 = xdev_now_ms();
+        unsigned n = 0;
+
+        for (size_t i = 0; i < res->n_evdev; i++) {
+                int r = xdev_device_announce(res->evdev[i]);
+                if (r == 0)
+                        n++;
+                else
+                        xdev_log(&ctx->log, LOG_WARNING,
+                                 "cannot announce input node %u:%u again: %s, ignoring",
+                                 major(res->evdev[i]), minor(res->evdev[i]), strerror(-r));
+        }
+        xdev_debug(&ctx->log, "announced %u input node(s) of uid %u again (%.1f ms)", n,
+                   (unsigned) res->holder, xdev_now_ms() - t0);
+}
+
 static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
         struct xdev_follow_result *res;
@@ -360,6 +389,8 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct xdev_procsrc src;
         struct xdev_proctab *procs = NULL;
         double procs_after = 0; /* no reading of the events before (ms) */
+        bool announced = false; /* the input nodes of ANNOUNCED_UID were announced */
+        uid_t announced_uid = 0;
 
         res = calloc(1, sizeof *res);
         if (!res || xdev_proc_stat(self.pid, &pst) < 0) {
@@ -459,6 +490,14 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                                  r > 0 ? "watching the new one"
                                                        : "cannot watch the new one: ",
                                                  r > 0 ? "" : strerror(-r));
+                                /* a new holder, whoever handed over (the
+                                 * udev helper may have, between two steps) */
+                                if (res->has_holder &&
+                                    (res->handed_over || !announced ||
+                                     announced_uid != res->holder))
+                                        announce_inputs(ctx, res);
+                                announced = res->has_holder;
+                                announced_uid = res->holder;
                                 enumerate = res->enumerate || (enumerate && !res->changed);
                                 n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
                                 timeout = stale ? 0 : -1;
@@ -550,14 +589,41 @@ out:
         return ret;
 }
 
+/* "MS" or "MIN-MAX", each at most GRANT_DELAY_MAX_MS, MIN <= MAX. */
+static int parse_delay(const char *s, unsigned *ret_min, unsigned *ret_max) {
+        char buf[32];
+        char *dash;
+        uint64_t lo, hi;
+
+        if (strlen(s) >= sizeof buf)
+                return -EINVAL;
+        strcpy(buf, s);
+        dash = strchr(buf, '-');
+        if (dash)
+                *dash = '\0';
+        if (xdev_parse_uint(buf, GRANT_DELAY_MAX_MS, &lo) < 0)
+                return -EINVAL;
+        hi = lo;
+        if (dash && (xdev_parse_uint(dash + 1, GRANT_DELAY_MAX_MS, &hi) < 0 || hi < lo))
+                return -EINVAL;
+        *ret_min = (unsigned) lo;
+        *ret_max = (unsigned) hi;
+        return 0;
+}
+
 int main(int argc, char **argv) {
         static const struct option opts[] = {
-                { "conf", required_argument, NULL, 'c' }, { "debug", no_argument, NULL, 'd' },
-                { "stderr", no_argument, NULL, 's' },     { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },    {},
+                { "conf", required_argument, NULL, 'c' },
+                { "debug", no_argument, NULL, 'd' },
+                { "stderr", no_argument, NULL, 's' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                { "test-grant-delay", required_argument, NULL, 'D' },
+                {},
         };
         const char *conf = XDEV_DEFAULT_CONF;
         bool debug = false;
+        unsigned delay_min = 0, delay_max = 0;
         struct xdev_ctx ctx;
         int c, ret;
 
@@ -571,6 +637,14 @@ int main(int argc, char **argv) {
                         break;
                 case 's':
                         log_stderr = true;
+                        break;
+                case 'D':
+                        if (parse_delay(optarg, &delay_min, &delay_max) < 0) {
+                                fprintf(stderr,
+                                        "xdevicesd: --test-grant-delay takes MS or MIN-MAX, at most %d ms\n",
+                                        GRANT_DELAY_MAX_MS);
+                                return EXIT_USAGE;
+                        }
                         break;
                 case 'h':
                         usage(stdout);
@@ -596,6 +670,12 @@ int main(int argc, char **argv) {
 
         xdev_ctx_init(&ctx);
         ctx.log = (struct xdev_log) { .fn = log_sink };
+        ctx.grant_delay_min_ms = delay_min;
+        ctx.grant_delay_max_ms = delay_max;
+        if (delay_max > 0)
+                xdev_log(&ctx.log, LOG_WARNING,
+                         "test knob: each new holder's grant is held back %u-%u ms", delay_min,
+                         delay_max);
         (void) load_config(&ctx, conf, debug);
         if (!ctx.config.ignore_logind && logind_is_running()) {
                 xdev_log(&ctx.log, LOG_INFO, "systemd-logind manages seats here; nothing to do");

@@ -123,6 +123,47 @@ static void make_dev(void) {
         mknod_at("/dev/input/js0", 13, 0, input, 0664);
 }
 
+/* The uevent files of the mknod'd nodes, on a tmpfs over /sys/dev/char:
+ * what xdevicesd writes to announce a node again lands there, never in the
+ * host's sysfs (the nodes' numbers are those of real devices). Emptied by
+ * h_fresh. */
+static void make_sys_char(void) {
+        char p[64];
+        struct stat st;
+
+        (void) umount2("/sys/dev/char", MNT_DETACH);
+        if (mount("xdevtest", "/sys/dev/char", "tmpfs", MS_NOSUID | MS_NOEXEC | MS_NODEV,
+                  "mode=0755") < 0)
+                die("mount /sys/dev/char");
+        for (size_t i = 0; i < h_n_shared_nodes; i++) {
+                if (stat(h_shared_nodes[i], &st) < 0)
+                        die(h_shared_nodes[i]);
+                (void) snprintf(p, sizeof p, "/sys/dev/char/%u:%u", major(st.st_rdev),
+                                minor(st.st_rdev));
+                if (mkdir(p, 0755) < 0)
+                        die(p);
+                (void) strncat(p, "/uevent", sizeof p - strlen(p) - 1);
+                h_write_file(p, "", 0644, 0);
+        }
+}
+
+char *h_uevent_of(const char *node) {
+        char p[64];
+        struct stat st;
+        char *buf = calloc(1, 256);
+        int fd;
+
+        if (!buf || stat(node, &st) < 0)
+                die(node);
+        (void) snprintf(p, sizeof p, "/sys/dev/char/%u:%u/uevent", major(st.st_rdev),
+                        minor(st.st_rdev));
+        fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || read(fd, buf, 255) < 0)
+                die(p);
+        (void) close(fd);
+        return buf;
+}
+
 static void add_users(void) {
         char buf[65536];
         ssize_t n;
@@ -210,6 +251,7 @@ int h_init(void) {
         if (mount(H_ROOT "/active", "/sys/class/tty/tty0/active", NULL, MS_BIND, NULL) < 0)
                 die("bind active");
         make_dev();
+        make_sys_char();
         /* Several consecutive VTs no getty or session uses. */
         for (int vt = 20; vt + H_N_VTS - 1 <= 63; vt++) {
                 bool ok = true;
@@ -352,6 +394,7 @@ void h_fresh(const char *conf, const char *args) {
         if (!module)
                 module = "../pam_xdevices/.libs/pam_xdevices.so";
         make_dev();
+        make_sys_char();
         if (system("rm -rf /run/xdevices") != 0)
                 die("rm -rf /run/xdevices");
         h_write_file(H_CONF, conf ? conf : default_conf, 0644, 0);

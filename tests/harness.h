@@ -43,6 +43,10 @@ void h_fresh(const char *conf, const char *args);
 void h_write_file(const char *path, const char *content, mode_t mode, uid_t uid);
 void h_set_active_vt(int vt);
 
+/* What was written to the (test) uevent file of a shared NODE since the
+ * last h_fresh (xdevicesd announcing it again writes "change"). Free it. */
+char *h_uevent_of(const char *node);
+
 /* "uid gid mode acl-text" of a node (lstat; never follows links). */
 char *h_node_describe(const char *path);
 /* The permissions UID has through a named ACL entry: "rw", "r", "" or NULL

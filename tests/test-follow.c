@@ -87,9 +87,14 @@ static void assert_vt(int vt, uid_t uid, const char *perm) {
                       (unsigned) uid, p ? p : "(error)", perm);
 }
 
-/* With NO_PROC_EVENTS, the daemon runs without its process table (as
- * where the proc connector cannot be used): every sweep walks /proc. */
-static void daemon_start_with(bool no_proc_events) {
+/* Set by a test (each runs in a process of its own): the next daemon
+ * runs without its process table, as where the proc connector cannot be
+ * used, and every sweep walks /proc. */
+static bool start_no_proc_events;
+
+/* Starts the daemon with EXTRA (an option, or NULL) and waits until it
+ * follows. */
+static void daemon_start_with(const char *extra) {
         const char *bin = getenv("XDEV_DAEMON");
         ck_assert_msg(bin, "XDEV_DAEMON is not set");
         fflush(NULL);
@@ -100,9 +105,9 @@ static void daemon_start_with(bool no_proc_events) {
                               0600);
                 if (fd >= 0)
                         (void) dup2(fd, STDERR_FILENO);
-                if (no_proc_events)
+                if (start_no_proc_events)
                         (void) setenv("XDEVICESD_NO_PROC_EVENTS", "1", 1);
-                execl(bin, bin, "--conf=" H_CONF, "--stderr", "--debug", (char *) NULL);
+                execl(bin, bin, "--conf=" H_CONF, "--stderr", "--debug", extra, (char *) NULL);
                 _exit(127);
         }
         for (int ms = 0; ms < WAIT_MS && !state_has("\nfollow pid="); ms += 20)
@@ -111,7 +116,7 @@ static void daemon_start_with(bool no_proc_events) {
 }
 
 static void daemon_start(void) {
-        daemon_start_with(false);
+        daemon_start_with(NULL);
 }
 
 /* The daemon's /proc/PID/oom_score_adj, or -1 when it cannot be read. */
@@ -270,6 +275,143 @@ START_TEST(test_switch_hands_over_a_node_the_ledger_lacked) {
 }
 END_TEST
 
+static bool uevent_is(const char *node, const char *what) {
+        char *u = h_uevent_of(node);
+        bool r = strcmp(u, what) == 0;
+        free(u);
+        return r;
+}
+
+static void uevents_clear(void) {
+        char p[64];
+        struct stat st;
+        for (size_t i = 0; i < h_n_shared_nodes; i++) {
+                ck_assert_int_eq(stat(h_shared_nodes[i], &st), 0);
+                snprintf(p, sizeof p, "/sys/dev/char/%u:%u/uevent", major(st.st_rdev),
+                         minor(st.st_rdev));
+                h_write_file(p, "", 0644, 0);
+        }
+}
+
+/* Waits (bounded) until event0 and event1 were announced again, then
+ * checks that UID held them by then and that no other node was announced. */
+static void wait_announced_to(uid_t uid, uid_t other, const char *why) {
+        for (int ms = 0; ms < WAIT_MS &&
+             !(uevent_is("/dev/input/event0", "change") &&
+               uevent_is("/dev/input/event1", "change"));
+             ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(uevent_is("/dev/input/event0", "change") &&
+                              uevent_is("/dev/input/event1", "change"),
+                      "%s: the event nodes were not announced again", why);
+        ck_assert_msg(shared_is(uid, "rw") && shared_is(other, ""),
+                      "%s: announced before the grant to uid %u", why, (unsigned) uid);
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                if (strncmp(h_shared_nodes[i], "/dev/input/event", 16) != 0)
+                        ck_assert_msg(uevent_is(h_shared_nodes[i], ""),
+                                      "%s: %s (not an event node) was announced", why,
+                                      h_shared_nodes[i]);
+}
+
+/* A stock Xorg opens its input nodes again at VT enter, maybe before the
+ * grant, and keeps a device whose open failed off for good: after each
+ * grant to a new holder the daemon announces the holder's event nodes
+ * again (a "change" uevent), so that an X server's udev backend adds them
+ * anew once they are granted (doc/DESIGN.md §3.5). */
+START_TEST(test_new_holder_gets_its_event_nodes_announced) {
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice logged in on the VT in front");
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+
+        uevents_clear();
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_announced_to(H_UID_BOB, H_UID_ALICE, "bob's VT in front");
+
+        /* nobody in front: nothing to announce */
+        uevents_clear();
+        h_set_active_vt(h_vt + 2);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "", "a VT without a session in front");
+        sleep_ms(300);
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                ck_assert_msg(uevent_is(h_shared_nodes[i], ""),
+                              "%s was announced while nobody holds", h_shared_nodes[i]);
+
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice's VT in front again");
+
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
+static char *read_daemon_log(void) {
+        char *buf = calloc(1, 1 << 20);
+        int fd = open(H_ROOT "/xdevicesd.log", O_RDONLY | O_CLOEXEC);
+        ck_assert(buf && fd >= 0);
+        ck_assert_int_ge(read(fd, buf, (1 << 20) - 1), 0);
+        (void) close(fd);
+        return buf;
+}
+
+/* The test knob --test-grant-delay: the old holder is cut off, then the
+ * grant waits, then the new holder is granted (the order in the log). */
+START_TEST(test_grant_delay_holds_the_new_grant_back) {
+        (void) unlink(H_ROOT "/xdevicesd.log");
+        daemon_start_with("--test-grant-delay=200");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice logged in on the VT in front");
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        ck_assert(shared_is(H_UID_ALICE, ""));
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+
+        char *log = read_daemon_log();
+        const char *knob =
+                strstr(log, "test knob: each new holder's grant is held back 200-200 ms");
+        const char *pass = strstr(log, "shared devices pass to uid 61002");
+        ck_assert_msg(knob && pass, "log:\n%s", log);
+        const char *restored = strstr(knob, "\"/dev/input/event0\": restored");
+        const char *held = strstr(knob, "holding the grant back for 200 ms");
+        ck_assert_msg(restored && held && restored < held,
+                      "alice's grant was not taken off before the wait:\n%s", knob);
+        const char *granted = strstr(held, "\"/dev/input/event0\": granted");
+        ck_assert_msg(granted, "bob was not granted after the wait:\n%s", pass);
+        free(log);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_grant_delay_refuses_bad_values) {
+        static const char *const bad[] = { "--test-grant-delay=abc", "--test-grant-delay=300-100",
+                                           "--test-grant-delay=5001", "--test-grant-delay=-5",
+                                           "--test-grant-delay=10-" };
+        const char *bin = getenv("XDEV_DAEMON");
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                const char *argv[] = { bin, "--conf=" H_CONF, bad[i], NULL };
+                const char *env[] = { "PATH=/usr/bin:/bin", NULL };
+                char *out = NULL;
+                int rc = h_run_helper(argv, env, &out);
+                ck_assert_msg(rc == 2 && strstr(out, "--test-grant-delay takes"),
+                              "%s: exit %d, output:\n%s", bad[i], rc, out);
+                free(out);
+        }
+        ck_assert_msg(!state_has("follow"), "a refused option left the state followed");
+}
+END_TEST
+
 /* Nothing happens, so the daemon sleeps: its own steps (the state saved,
  * the lock closed) must not wake it again. It used to watch IN_CLOSE_WRITE
  * in the state directory and woke on the lock it closes itself, for ever,
@@ -279,7 +421,8 @@ START_TEST(test_daemon_sleeps_when_nothing_happens) {
         /* without its process table, which wakes it (once a second at
          * most) for what the other processes of this machine do: see
          * test_daemon_reads_process_events_once_a_second */
-        daemon_start_with(true);
+        start_no_proc_events = true;
+        daemon_start_with(NULL);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
@@ -781,7 +924,12 @@ START_TEST(test_switch_grants_the_drm_cards_first) {
              ms += 20)
                 sleep_ms(20);
         char *log = read_text(H_ROOT "/xdevicesd.log");
-        const char *p = log, *first_input = NULL, *last_card = NULL;
+        char pass[64];
+        /* from the handover to alice on (a line of the enumeration that
+         * granted card1 to bob may come after the truncation) */
+        (void) snprintf(pass, sizeof pass, "shared devices pass to uid %u", (unsigned) H_UID_ALICE);
+        const char *p = strstr(log, pass), *first_input = NULL, *last_card = NULL;
+        ck_assert_msg(p, "no handover to alice logged");
         unsigned cards = 0;
         while ((p = strstr(p, "\": granted"))) {
                 const char *q = p;
@@ -916,6 +1064,9 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_daemon_switches_during_a_grace_period);
         tcase_add_test(tc, test_daemon_ends_a_dead_sweepers_sweep_at_its_deadline);
         tcase_add_test(tc, test_daemon_survives_the_loss_of_the_state_directory);
+        tcase_add_test(tc, test_new_holder_gets_its_event_nodes_announced);
+        tcase_add_test(tc, test_grant_delay_holds_the_new_grant_back);
+        tcase_add_test(tc, test_grant_delay_refuses_bad_values);
         suite_add_tcase(s, tc);
 
         TCase *tn = tcase_create("counting");

@@ -8,9 +8,9 @@
 #
 # usage: check-vm.sh [--srcdir DIR] [--builddir DIR] [--out DIR] [--scenarios s1,s2,...]
 # VM_SUITE=trixie: a Debian 13 guest (build-image.sh), by default only the
-# scenarios proven there: rootless-startx (s1) and xinit-patched-xorg (s3,
-# with trixie's patched Xorg from make check-xserver-trixie); OUT gets a
-# -trixie suffix.
+# scenarios proven there: rootless-startx (s1), xinit-patched-xorg (s3,
+# with trixie's patched Xorg from make check-xserver-trixie) and the VT
+# round trips (r1, r2); OUT gets a -trixie suffix.
 # VM_WAYLAND=1: the Wayland image (build-image.sh: sway, foot, no seatd, no
 # logind), by default only its scenario w1 (wayland-sway), with -vga virtio
 # (run-vm.py); OUT gets a -wayland suffix.
@@ -21,9 +21,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
-scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,x1,x2,l4
+scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
-[ "$suite" = bookworm ] || scenarios=s1,s3
+[ "$suite" = bookworm ] || scenarios=s1,s3,r1,r2
 [ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -63,7 +63,7 @@ else
 	export XSERVER_SUITE=$suite XSERVER_BUILDDIR=$srcdir/xserver-patch/_build-$suite
 fi
 want_xorg=0
-case ",$scenarios," in *,s3,* | *,xinit-patched-xorg,* | *,f1,* | *,follow-x-switch,*) want_xorg=1 ;; esac
+case ",$scenarios," in *,s3,* | *,xinit-patched-xorg,* | *,f1,* | *,follow-x-switch,* | *,r2,* | *,roundtrip-xorg-patched,*) want_xorg=1 ;; esac
 t0=$SECONDS
 if [ "$want_xorg" = 1 ] && [ "$build_xorg" = 1 ]; then
 	echo "check-vm: patched Xorg in $XSERVER_BUILDDIR (built once, then cached; VM_ALLOW_SKIP=xinit-patched-xorg skips it)"

@@ -6,7 +6,8 @@ The guest's orchestrator (guest/xdt-orchestrate) runs the scenarios named on
 the kernel command line and talks to us over a second serial port: it asks
 for screendumps, keys and USB hotplug ("XDT-REQ n ..."), we answer
 ("XDT-ACK n ..."), and it reports "XDT-RESULT name PASS|FAIL|SKIP reason"
-and figures ("XDT-FIGURE text", printed with the summary).
+and figures ("XDT-FIGURE text", printed with the summary). The guest asks
+for screendumps, keys, the USB tablet's position, and USB hotplug.
 Screendumps are taken through QMP, converted to PNG and checked here.
 """
 import argparse
@@ -40,9 +41,11 @@ NAMES = {
     "f1": "follow-x-switch",
     "f2": "follow-su",
     "f3": "follow-latency",
+    "r1": "roundtrip-xorg-stock",
+    "r2": "roundtrip-xorg-patched",
     "w1": "wayland-sway",
 }
-DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,x1,x2,l4"
+DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 
 
 def log(*a):
@@ -354,6 +357,12 @@ def handle(qmp, what, out, tmp):
             for k in what[1:]:
                 qmp.hmp(f"sendkey {k}")
                 time.sleep(0.15)
+            return "ok"
+        if what[0] == "mouse":
+            # the USB tablet's absolute position, 0..32767 on each axis
+            qmp.cmd("input-send-event", events=[
+                {"type": "abs", "data": {"axis": "x", "value": int(what[1])}},
+                {"type": "abs", "data": {"axis": "y", "value": int(what[2])}}])
             return "ok"
         if what[0] == "device_add":
             opts = dict(kv.split("=", 1) for kv in what[1].split(",")[1:])
