@@ -212,20 +212,19 @@ static int seed(struct xdev_proctab *t) {
 /* --- the connector -------------------------------------------------------- */
 
 static int mcast(int sock, enum proc_cn_mcast_op op) {
-        struct {
-                struct nlmsghdr nl;
-                struct cn_msg cn;
-                enum proc_cn_mcast_op op;
-        } __attribute__((packed)) msg;
+        /* nlmsghdr, cn_msg (whose data[] is the op), the op: one buffer */
+        char buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof op)] __attribute__((aligned(8)));
+        struct nlmsghdr *nl = (struct nlmsghdr *) buf;
+        struct cn_msg *cn = NLMSG_DATA(nl);
 
-        memset(&msg, 0, sizeof msg);
-        msg.nl.nlmsg_len = sizeof msg;
-        msg.nl.nlmsg_type = NLMSG_DONE;
-        msg.cn.id.idx = CN_IDX_PROC;
-        msg.cn.id.val = CN_VAL_PROC;
-        msg.cn.len = sizeof msg.op;
-        msg.op = op;
-        return send(sock, &msg, sizeof msg, 0) == (ssize_t) sizeof msg ? 0 : -errno;
+        memset(buf, 0, sizeof buf);
+        nl->nlmsg_len = NLMSG_LENGTH(sizeof *cn + sizeof op);
+        nl->nlmsg_type = NLMSG_DONE;
+        cn->id.idx = CN_IDX_PROC;
+        cn->id.val = CN_VAL_PROC;
+        cn->len = sizeof op;
+        memcpy(cn->data, &op, sizeof op);
+        return send(sock, buf, nl->nlmsg_len, 0) == (ssize_t) nl->nlmsg_len ? 0 : -errno;
 }
 
 static void apply(struct xdev_proctab *t, const struct proc_event *ev) {
