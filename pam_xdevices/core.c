@@ -235,6 +235,7 @@ static int adopt_sweeps(struct xdev_ctx *ctx, struct txn *t) {
                 struct xdev_linger_opts opts = {
                         .policy = ctx->config.lingering,
                         .grace_ms = ctx->config.linger_grace_ms,
+                        .scan_budget = ctx->config.linger_scan_budget,
                         .has_keep = t->state.has_holder,
                         .keep_uid = t->state.holder,
                         .has_only = true,
@@ -1039,6 +1040,7 @@ int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
         struct xdev_linger_opts opts = {
                 .policy = ctx->config.lingering,
                 .grace_ms = ctx->config.linger_grace_ms,
+                .scan_budget = ctx->config.linger_scan_budget,
                 .has_only = !all,
                 .only_uid = uid,
         };

@@ -173,6 +173,10 @@ static ssize_t target_match(const struct xdev_linger_sweep *s, const struct stat
         return -1;
 }
 
+static unsigned scan_budget(const struct xdev_linger_sweep *s) {
+        return s->opts->scan_budget ? s->opts->scan_budget : XDEV_LINGER_SCAN_BUDGET;
+}
+
 /* One line of a ring's fdinfo as kept by uring_match: its head (enough
  * for the tag or the index) and its tail (enough for a target's name), so
  * that a line of any length costs bounded memory. */
@@ -276,7 +280,7 @@ static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, struct
                                         in_files = false;
                                 else if (t >= 0 && found < 0)
                                         found = t;
-                                else if (++p->cost > XDEV_LINGER_SCAN_BUDGET)
+                                else if (++p->cost > scan_budget(s))
                                         p->over_budget = true;
                         } else if (line.len >= 10 && memcmp(line.buf, "UserFiles:", 10) == 0)
                                 in_files = true;
@@ -314,7 +318,7 @@ static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char
                 ssize_t t;
                 if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0)
                         continue;
-                if (++p->cost > XDEV_LINGER_SCAN_BUDGET) {
+                if (++p->cost > scan_budget(s)) {
                         p->over_budget = true;
                         break;
                 }
@@ -388,7 +392,7 @@ static int proc_scan_fds(const struct xdev_linger_sweep *s, int procfd, struct p
                 uint64_t tid;
                 if (xdev_parse_uint(de->d_name, INT32_MAX, &tid) < 0 || (pid_t) tid == p->pid)
                         continue;
-                if (++p->cost > XDEV_LINGER_SCAN_BUDGET) {
+                if (++p->cost > scan_budget(s)) {
                         p->over_budget = true;
                         break;
                 }
@@ -589,8 +593,7 @@ static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct pr
                         xdev_log(
                                 s->log, LOG_WARNING,
                                 "pid %d (\"%s\", uid %u) has more fds, threads and io_uring files than the scan budget (%u); lingering = warn, leaving it",
-                                (int) p->pid, p->comm, (unsigned) p->ruid,
-                                (unsigned) XDEV_LINGER_SCAN_BUDGET);
+                                (int) p->pid, p->comm, (unsigned) p->ruid, scan_budget(s));
                 else {
                         *ret_node = node;
                         why = "more fds, threads and io_uring files than the scan budget, may hold it unseen";
@@ -913,13 +916,21 @@ static int sweep_pass(struct xdev_linger_sweep *s) {
                 }
                 if (proc_scan_fds(s, procfd, &p) < 0 || !proc_holds(&p))
                         continue;
+                /* A process over the budget is not read again (that would
+                 * double the cost): its start time, read now and once it is
+                 * pinned, tells that the pidfd names the same process. */
+                struct xdev_proc_stat st0, st1;
+                bool over = p.over_budget;
+                if (over && xdev_proc_stat(p.pid, &st0) < 0)
+                        continue;
                 /* Found one: pin it, then check again what the pidfd now
                  * names, and that it still lives after the check. */
                 pidfd = pidfd_open(p.pid);
                 if (pidfd < 0)
                         continue;
                 if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p) ||
-                    proc_scan_fds(s, procfd, &p) < 0 || !proc_holds(&p) ||
+                    (over ? xdev_proc_stat(p.pid, &st1) < 0 || st1.start != st0.start
+                          : proc_scan_fds(s, procfd, &p) < 0 || !proc_holds(&p)) ||
                     pidfd_signal(pidfd, 0) < 0) {
                         (void) close(pidfd);
                         continue;
@@ -1143,6 +1154,7 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                 struct xdev_linger_opts opts = {
                         .policy = config->lingering,
                         .grace_ms = config->linger_grace_ms,
+                        .scan_budget = config->linger_scan_budget,
                         .has_keep = state->has_holder,
                         .keep_uid = state->holder,
                         .has_only = true,

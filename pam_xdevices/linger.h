@@ -18,11 +18,12 @@
  * killed at once, so a fork storm costs no fds and no time. */
 #define XDEV_LINGER_GRACEFUL_MAX 128
 #define XDEV_LINGER_GRACE_MAX_MS 30000
-/* What one process may cost a sweep: fd table entries read (its own and
+/* What one process may cost a sweep when the options give no budget
+ * (linger_scan_budget in xdevices.conf): fd table entries read (its own and
  * those of threads with a table of their own), threads compared and io_uring
  * registered files listed. Past it the process is not read further but
  * treated as holding what cannot be revoked (doc/DESIGN.md §3.5). */
-#define XDEV_LINGER_SCAN_BUDGET 16384
+#define XDEV_LINGER_SCAN_BUDGET 8192
 
 /* A node whose grant was taken: found by rdev, checked by the class major. */
 struct xdev_linger_target {
@@ -77,6 +78,7 @@ struct xdev_linger_opts {
                                  * not a logout): revoke input, drop DRM master,
                                  * but leave the rest of its X server alone */
         struct xdev_fd_bin *bin; /* NULL: each copy is closed at once */
+        unsigned scan_budget;    /* per process; 0: XDEV_LINGER_SCAN_BUDGET */
         uint64_t until_ms;       /* 0: the grace period starts now; else when
                                   * it ends (CLOCK_MONOTONIC ms), for a sweep
                                   * taken over from one who died */
