@@ -37,6 +37,7 @@
 #include "devices.h"
 #include "linger.h"
 #include "node.h"
+#include "uring.h"
 
 #define XDEV_DRM_MINOR_RENDER 128
 
@@ -177,122 +178,32 @@ static unsigned scan_budget(const struct xdev_linger_sweep *s) {
         return s->opts->scan_budget ? s->opts->scan_budget : XDEV_LINGER_SCAN_BUDGET;
 }
 
-/* One line of a ring's fdinfo as kept by uring_match: its head (enough
- * for the tag or the index) and its tail (enough for a target's name), so
- * that a line of any length costs bounded memory. */
-#define URING_HEAD 32
-#define URING_TAIL 160
-struct uring_line {
-        char buf[URING_HEAD + URING_TAIL + 1];
-        size_t len;
-        bool cut; /* the middle was dropped: buf is head then tail */
-};
-
-static void uring_line_add(struct uring_line *l, const char *seg, size_t n) {
-        size_t room = URING_HEAD + URING_TAIL - l->len, k;
-
-        if (!l->cut && n <= room) {
-                memcpy(l->buf + l->len, seg, n);
-                l->len += n;
-                return;
-        }
-        if (!l->cut) { /* fill up, then slide the tail */
-                memcpy(l->buf + l->len, seg, room);
-                l->len += room;
-                seg += room;
-                n -= room;
-                l->cut = true;
-        }
-        if (n >= URING_TAIL) {
-                memcpy(l->buf + URING_HEAD, seg + n - URING_TAIL, URING_TAIL);
-                return;
-        }
-        k = URING_TAIL - n;
-        memmove(l->buf + URING_HEAD, l->buf + URING_HEAD + URING_TAIL - k, k);
-        memcpy(l->buf + URING_HEAD + k, seg, n);
-}
-
-/* The registered file a line names ("%5u: name" or "%u: /path"), matched
- * by its last component against the targets: the target index or -1. */
-static ssize_t uring_line_match(const struct xdev_linger_sweep *s, const struct uring_line *l) {
-        const char *b = l->buf, *name, *end = l->buf + l->len;
-        size_t i = 0, len;
-
-        while (i < l->len && b[i] == ' ')
-                i++;
-        if (i >= l->len || b[i] < '0' || b[i] > '9')
-                return -2; /* not a registered file: the list is over */
-        while (i < l->len && b[i] >= '0' && b[i] <= '9')
-                i++;
-        if (i + 2 > l->len || b[i] != ':' || b[i + 1] != ' ')
-                return -2;
-        name = b + i + 2;
-        /* older kernels print the name, newer ones the whole path; a name
-         * cut in the middle is longer than any target's */
-        for (const char *c = end; c-- > name;)
-                if (*c == '/') {
-                        name = c + 1;
-                        break;
-                }
-        if (l->cut && name < b + URING_HEAD)
-                return -1;
-        len = (size_t) (end - name);
-        for (size_t t = 0; t < s->n_targets; t++) {
-                const char *base = strrchr(s->targets[t].path, '/');
-                base = base ? base + 1 : s->targets[t].path;
-                if (strlen(base) == len && memcmp(base, name, len) == 0)
-                        return (ssize_t) t;
-        }
-        return -1;
-}
-
 /* An io_uring keeps registered files without an fd for them. Its fdinfo
  * lists them ("%5u: event2", or the whole path on newer kernels) while its
  * lock is free; a target's name there is taken as the target. The fdinfo
- * is read to its end, however long, in bounded memory; each listed file
- * counts to P's scan budget, and past the budget the reading stops
- * (P->over_budget). Returns the target index or -1. */
+ * is read to its end, however long (uring.c); each listed file counts to
+ * P's scan budget, and past the budget the reading stops (P->over_budget).
+ * Returns the target index or -1. */
 static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, struct proc *p,
                            const char *fdname) {
-        struct uring_line line = { 0 };
-        bool in_files = false;
-        ssize_t found = -1;
-        char path[96], buf[16384];
-        int fd;
+        const char *names[XDEV_LINGER_TARGETS_MAX];
+        size_t found = 0;
+        char path[96];
+        int fd, r;
 
+        for (size_t t = 0; t < s->n_targets && t < XDEV_LINGER_TARGETS_MAX; t++) {
+                const char *base = strrchr(s->targets[t].path, '/');
+                names[t] = base ? base + 1 : s->targets[t].path;
+        }
         (void) snprintf(path, sizeof path, "%d/fdinfo/%s", (int) p->pid, fdname);
         fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return -1;
-        for (;;) {
-                ssize_t n = read(fd, buf, sizeof buf);
-                if (n <= 0)
-                        break;
-                for (const char *c = buf, *e = buf + n; c < e;) {
-                        const char *nl = memchr(c, '\n', (size_t) (e - c));
-                        uring_line_add(&line, c, (size_t) ((nl ? nl : e) - c));
-                        if (!nl)
-                                break;
-                        c = nl + 1;
-                        if (in_files) {
-                                ssize_t t = uring_line_match(s, &line);
-                                if (t == -2)
-                                        in_files = false;
-                                else if (t >= 0 && found < 0)
-                                        found = t;
-                                else if (++p->cost > scan_budget(s))
-                                        p->over_budget = true;
-                        } else if (line.len >= 10 && memcmp(line.buf, "UserFiles:", 10) == 0)
-                                in_files = true;
-                        line.len = 0;
-                        line.cut = false;
-                        if (found >= 0 || p->over_budget)
-                                goto out;
-                }
-        }
-out:
+        r = xdev_uring_fdinfo_find(fd, names, s->n_targets, scan_budget(s), &p->cost, &found);
         (void) close(fd);
-        return found;
+        if (r == -E2BIG)
+                p->over_budget = true;
+        return r > 0 ? (ssize_t) found : -1;
 }
 
 /* Appends to FDS/TGT (up to FDS_PER_PROC_MAX) the fds listed in the /proc
