@@ -35,12 +35,13 @@ NAMES = {
     "l2": "lingering-kill",
     "l3": "lingering-warn",
     "l4": "lingering-yama",
+    "l5": "lingering-uring",
     "f1": "follow-x-switch",
     "f2": "follow-su",
     "f3": "follow-latency",
     "w1": "wayland-sway",
 }
-DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,l4"
+DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,s3,s2,f1,f2,f3,l4"
 
 
 def log(*a):
