@@ -69,9 +69,8 @@ int main(int argc, char **argv) {
                 ? sq
                 : mmap(NULL, cq_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
                        IORING_OFF_CQ_RING);
-        struct io_uring_sqe *sqes = mmap(NULL, p.sq_entries * sizeof *sqes,
-                                         PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
-                                         IORING_OFF_SQES);
+        struct io_uring_sqe *sqes = mmap(NULL, p.sq_entries * sizeof *sqes, PROT_READ | PROT_WRITE,
+                                         MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
         if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) {
                 say("mmap %s: %ld", "ring", (long) -errno);
                 return 1;
