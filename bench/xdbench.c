@@ -10,16 +10,18 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/acl.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -28,10 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <acl/libacl.h>
+#include <linux/io_uring.h>
 #include <security/pam_appl.h>
 
 #include "core.h"
 #include "harness.h"
+#include "linger.h"
 #include "proctab.h"
 
 #define UID H_UID_ALICE
@@ -45,6 +49,7 @@ extern char **environ;
 static char self_exe[4096];
 static const char *helper_path;
 static bool quick;
+static bool locks_only;      /* only the state lock figures */
 static bool switch_only;     /* --switch: the switch-step lines only */
 static long last_maxrss_kib; /* ru_maxrss of the last child run_on_vt or spawn_wait waited for */
 
@@ -784,6 +789,225 @@ static void measure_handover(struct row *row, int runs) {
         free(res);
 }
 
+/* ---- how long the state lock is held when the departing user has a
+ * costly or stubborn process (figures, never a pass/fail) ---- */
+
+#define LOCK_THREADS 400
+#define LOCK_FDS 1000
+#define LOCK_GRACE_MS 2000
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const char lock_conf[] =
+        "# xdbench: the shared node that opens on the host\n"
+        "devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n"
+        "lingering = kill\nlinger_grace = 2000\n";
+
+struct tables_arg {
+        int ready;
+};
+
+static void *tables_thread(void *data) {
+        struct tables_arg *a = data;
+        char c = 'r';
+        if (unshare(CLONE_FILES) < 0)
+                c = 'x';
+        for (unsigned i = 0; c == 'r' && i < LOCK_FDS; i++)
+                if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0)
+                        c = 'x';
+        (void) write(a->ready, &c, 1);
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* KIND 0: a process of the user holding tty0, with LOCK_THREADS threads
+ * each with a table of its own of LOCK_FDS files. KIND 1: one that holds
+ * tty0 as an io_uring registered file (which nothing revokes) and ignores
+ * SIGTERM. Returns its pid once it is set up (0: it could not be). */
+static pid_t lock_holder_start(int kind, uid_t uid) {
+        int p[2];
+        char c = 'x';
+        pid_t pid;
+
+        if (pipe(p) < 0)
+                die("pipe");
+        pid = fork();
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                struct rlimit rl = { 4096, 4096 };
+                int fd = open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC), ready[2];
+                (void) signal(SIGTERM, kind == 1 ? SIG_IGN : SIG_DFL);
+                if (fd < 0 || setrlimit(RLIMIT_NOFILE, &rl) < 0 || pipe(ready) < 0)
+                        _exit(10);
+                if (kind == 0) {
+                        struct tables_arg a = { .ready = ready[1] };
+                        pthread_attr_t at;
+                        (void) pthread_attr_init(&at);
+                        (void) pthread_attr_setstacksize(&at, 64 * 1024);
+                        for (unsigned i = 0; i < LOCK_THREADS; i++) {
+                                pthread_t t;
+                                if (pthread_create(&t, &at, tables_thread, &a) != 0 ||
+                                    read(ready[0], &c, 1) != 1 || c != 'r')
+                                        _exit(11);
+                        }
+                } else {
+                        struct io_uring_params params = { 0 };
+                        int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
+                        if (ring < 0 ||
+                            syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
+                                _exit(12);
+                        (void) close(fd);
+                }
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
+                        _exit(13);
+                (void) write(p[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        if (read(p[0], &c, 1) != 1) {
+                (void) waitpid(pid, NULL, 0);
+                pid = 0;
+        }
+        (void) close(p[0]);
+        return pid;
+}
+
+static void lock_holder_stop(pid_t pid) {
+        if (pid <= 0)
+                return;
+        (void) kill(pid, SIGKILL);
+        (void) waitpid(pid, NULL, 0);
+}
+
+/* The longest stretch, in ms, during which the state lock could not be
+ * taken while the session S closes (sampled every 0.1 ms). */
+static double lock_held_while_closing(struct h_session *s) {
+        int fd = open("/run/xdevices/lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        double longest = 0, since = 0;
+        bool held = false;
+
+        if (fd < 0)
+                die("/run/xdevices/lock");
+        h_session_close_begin(s);
+        for (;;) {
+                bool running = h_session_running(s);
+                double now = now_ns() / 1e6;
+                if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                        (void) flock(fd, LOCK_UN);
+                        if (held && now - since > longest)
+                                longest = now - since;
+                        held = false;
+                } else if (!held) {
+                        held = true;
+                        since = now;
+                }
+                if (!running)
+                        break;
+                (void) usleep(100);
+        }
+        (void) close(fd);
+        (void) h_session_close_end(s);
+        return longest;
+}
+
+struct lock_figures {
+        bool ok;
+        double switch_ms, switch_sweep_ms, logout_ms;
+        unsigned procs;
+};
+
+static void measure_lock(int kind, struct lock_figures *f) {
+        struct xdev_follow_result *res = calloc(1, sizeof *res);
+        struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
+        struct xdev_proc_stat pst;
+        struct xdev_ctx ctx;
+        pid_t holder;
+
+        *f = (struct lock_figures) { 0 };
+        if (!res || xdev_proc_stat(self.pid, &pst) < 0)
+                die("lock setup");
+        self.start = pst.start;
+        /* a switch, as xdevicesd makes it: alice's VT to bob's */
+        h_fresh(lock_conf, NULL);
+        (void) unlink("/dev/log");
+        xdev_ctx_init(&ctx);
+        if (xdev_config_load(&ctx.config, H_CONF, NULL) < 0)
+                die("lock config");
+        struct h_session *a = h_session_open(USER, h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        h_set_active_vt(h_vt);
+        f->ok = a->open_ret == PAM_SUCCESS && b->open_ret == PAM_SUCCESS &&
+                xdev_follow_update(&ctx, &self, res) == 0 && res->holder == UID;
+        xdev_fd_bin_empty(&res->bin);
+        xdev_sweep_finish(&ctx, res->waits);
+        holder = f->ok ? lock_holder_start(kind, UID) : 0;
+        f->ok = f->ok && holder > 0;
+        if (f->ok) {
+                h_set_active_vt(h_vt + 1);
+                uint64_t t0 = now_ns();
+                f->ok = xdev_follow_update(&ctx, &self, res) == 0 && res->holder == H_UID_BOB;
+                f->switch_ms = (now_ns() - t0) / 1e6;
+                f->switch_sweep_ms = res->times.sweep;
+                f->procs = (unsigned) res->times.procs;
+                xdev_fd_bin_empty(&res->bin); /* after the lock, as the daemon */
+                xdev_sweep_finish(&ctx, res->waits);
+        }
+        lock_holder_stop(holder);
+        (void) xdev_follow_update(&ctx, NULL, NULL);
+        xdev_ctx_done(&ctx);
+        (void) h_session_close(b);
+        (void) h_session_close(a);
+        /* a logout: alice's login closes while bob's VT is in front */
+        h_fresh(lock_conf, NULL);
+        (void) unlink("/dev/log");
+        a = h_session_open(USER, h_vt, NULL);
+        b = h_session_open("xdbob", h_vt + 1, NULL);
+        holder = f->ok ? lock_holder_start(kind, UID) : 0;
+        if (f->ok && holder > 0 && a->open_ret == PAM_SUCCESS) {
+                h_set_active_vt(h_vt + 1);
+                f->logout_ms = lock_held_while_closing(a);
+        } else {
+                f->ok = false;
+                (void) h_session_close(a);
+        }
+        lock_holder_stop(holder);
+        (void) h_session_close(b);
+        h_set_active_vt(1);
+        free(res);
+}
+
+static void print_locks(void) {
+        static const char *kinds[] = {
+                "a process with " STR(LOCK_THREADS) " threads x " STR(
+                        LOCK_FDS) " fds, each thread with its own table (and tty0)",
+                "a process holding tty0 in an io_uring (no revoke), ignoring SIGTERM",
+        };
+        printf("\n### State lock held at a switch and a logout\n\n"
+               "The departing user (alice, lingering = kill, linger_grace = %d ms) has one "
+               "process of the kind below. switch: xdevicesd's step from alice's VT to bob's, "
+               "called in this process (the sweep phase and processes read in brackets); "
+               "logout: the longest stretch the state lock could not be taken (sampled every "
+               "0.1 ms) while alice's login closed her session, bob's VT in front. Scan "
+               "budget: %u per process.\n\n",
+               LOCK_GRACE_MS, (unsigned) XDEV_LINGER_SCAN_BUDGET);
+        printf("| departing user has | switch: lock held | logout: lock held |\n|---|---|---|\n");
+        for (int k = 0; k < 2; k++) {
+                struct lock_figures f;
+                fprintf(stderr, "xdbench: state lock, %s ...\n", kinds[k]);
+                measure_lock(k, &f);
+                if (!f.ok) {
+                        printf("| %s | (could not set up) | |\n", kinds[k]);
+                        continue;
+                }
+                printf("| %s | %.1f ms (sweep %.1f ms, %u processes) | %.1f ms |\n", kinds[k],
+                       f.switch_ms, f.switch_sweep_ms, f.procs, f.logout_ms);
+        }
+}
+
 /* ---- the switch step against the machine's process count (issue 27) ---- */
 
 #define STEP_RUNS 21
@@ -1213,12 +1437,14 @@ int main(int argc, char **argv) {
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--quick") == 0)
                         quick = true;
+                else if (strcmp(argv[i], "--locks") == 0)
+                        locks_only = true;
                 else if (strcmp(argv[i], "--switch") == 0)
                         switch_only = true;
                 else if (strtoul(argv[i], NULL, 10) > 0 && n_rows < 4)
                         rows[n_rows++].n = (unsigned) strtoul(argv[i], NULL, 10);
                 else {
-                        fprintf(stderr, "usage: xdbench [--quick] [--switch] [N...]\n");
+                        fprintf(stderr, "usage: xdbench [--quick] [--locks] [--switch] [N...]\n");
                         return 2;
                 }
         }
@@ -1256,6 +1482,12 @@ int main(int argc, char **argv) {
                 measure_switch_steps();
                 return 0;
         }
+        if (locks_only) {
+                printf("## pam_xdevices benchmark: the state lock\n\n");
+                print_machine();
+                print_locks();
+                return 0;
+        }
         for (size_t i = 0; i < n_rows; i++) {
                 fprintf(stderr, "xdbench: N=%u ...\n", rows[i].n);
                 measure_pam(&rows[i], runs_for(rows[i].n, false));
@@ -1267,6 +1499,7 @@ int main(int argc, char **argv) {
         printf("## pam_xdevices benchmark\n\n");
         print_machine();
         bool clean = print_table(rows, n_rows);
+        print_locks();
         printf("\nNodes: N input nodes 13:64.. mknod'd on tmpfs /dev in a private mount namespace, root:input 0660, "
                "granted rw by ACL to one user; pam also grants the login VT (+1 node). Wall times are CLOCK_MONOTONIC; "
                "pam = pam_open_session + pam_close_session (module loaded, config %s); floor = openat(O_PATH|O_NOFOLLOW) "

@@ -108,6 +108,7 @@ void xdev_config_init(struct xdev_config *config) {
                 .source = XDEV_SOURCE_AUTO,
                 .lingering = XDEV_LINGER_REVOKE,
                 .linger_grace_ms = 2000,
+                .linger_scan_budget = 8192, /* XDEV_LINGER_SCAN_BUDGET */
         };
 }
 
@@ -293,6 +294,13 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
                 if (xdev_parse_uint(value, 60000, &ms) < 0)
                         return -EINVAL;
                 config->linger_grace_ms = (unsigned) ms;
+                return 0;
+        }
+        if (strcmp(key, "linger_scan_budget") == 0) {
+                uint64_t n;
+                if (xdev_parse_uint(value, 1048576, &n) < 0 || n < 1024)
+                        return -EINVAL;
+                config->linger_scan_budget = (unsigned) n;
                 return 0;
         }
         return -ENOENT;

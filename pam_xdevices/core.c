@@ -271,15 +271,19 @@ static int self_rec(uid_t uid, uint64_t until, struct xdev_sweep_rec *ret) {
  * until their grace periods end, so that a new session of that uid waits
  * and a crash is finished by the next transaction. */
 static int record_sweeps(struct xdev_ctx *ctx, struct txn *t) {
+        bool any = false;
         int r = 0;
 
         for (struct xdev_linger_wait *w = t->waits; w && r == 0; w = w->next) {
                 struct xdev_sweep_rec rec;
+                if (!w->record)
+                        continue;
+                any = true;
                 r = self_rec(w->uid, w->until, &rec);
                 if (r == 0)
                         r = xdev_state_set_sweep(&t->state, &rec);
         }
-        if (r == 0)
+        if (r == 0 && any)
                 r = xdev_store_save(&t->store, &t->state);
         if (r < 0)
                 xdev_log(&ctx->log, LOG_WARNING,
@@ -316,12 +320,15 @@ void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
         if (!waits)
                 return;
         for (struct xdev_linger_wait *w = waits; w && n < XDEV_SWEEPS_MAX; w = w->next)
-                uids[n++] = w->uid;
+                if (w->record)
+                        uids[n++] = w->uid;
         xdev_linger_finish(waits, &c);
         if (c.terminated > 0)
                 xdev_log(&ctx->log, LOG_NOTICE,
                          "lingering holders: %u terminated by the end of the grace period",
                          c.terminated);
+        if (n == 0) /* a switch's: nothing recorded */
+                return;
         if (self_rec(0, 0, &me) < 0 || txn_begin(ctx, &t) < 0)
                 return; /* the record stays: the next transaction finds its sweeper gone */
         for (size_t i = 0; i < n; i++) {
@@ -392,6 +399,7 @@ static int adopt_sweeps(struct xdev_ctx *ctx, struct txn *t) {
                 struct xdev_linger_opts opts = {
                         .policy = ctx->config.lingering,
                         .grace_ms = ctx->config.linger_grace_ms,
+                        .scan_budget = ctx->config.linger_scan_budget,
                         .has_keep = t->state.has_holder,
                         .keep_uid = t->state.holder,
                         .has_only = true,
@@ -1316,6 +1324,7 @@ int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
         struct xdev_linger_opts opts = {
                 .policy = ctx->config.lingering,
                 .grace_ms = ctx->config.linger_grace_ms,
+                .scan_budget = ctx->config.linger_scan_budget,
                 .has_only = !all,
                 .only_uid = uid,
         };

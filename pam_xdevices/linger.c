@@ -37,6 +37,7 @@
 #include "devices.h"
 #include "linger.h"
 #include "node.h"
+#include "uring.h"
 
 #define XDEV_DRM_MINOR_RENDER 128
 
@@ -75,11 +76,14 @@ struct proc {
         size_t hidden_tgt;
         int uring_fd; /* an io_uring with a target among its registered files */
         size_t uring_tgt;
+        unsigned cost;    /* entries read, threads compared: XDEV_LINGER_SCAN_BUDGET */
+        bool over_budget; /* not read to the end: taken for unreachable */
 };
 
 struct victim {
         int pidfd;
         pid_t pid;
+        uint64_t give_up; /* 0: sent SIGTERM; else sent SIGKILL, waited for until then */
         char comm[17];
         char node[64];
 };
@@ -170,47 +174,41 @@ static ssize_t target_match(const struct xdev_linger_sweep *s, const struct stat
         return -1;
 }
 
+static unsigned scan_budget(const struct xdev_linger_sweep *s) {
+        return s->opts->scan_budget ? s->opts->scan_budget : XDEV_LINGER_SCAN_BUDGET;
+}
+
 /* An io_uring keeps registered files without an fd for them. Its fdinfo
  * lists them ("%5u: event2", or the whole path on newer kernels) while its
- * lock is free; a target's name there is taken as the target. Returns the
- * target index or -1. */
-static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, pid_t pid,
+ * lock is free; a target's name there is taken as the target. The fdinfo
+ * is read to its end, however long (uring.c); each listed file counts to
+ * P's scan budget, and past the budget the reading stops (P->over_budget).
+ * Returns the target index or -1. */
+static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, struct proc *p,
                            const char *fdname) {
-        char path[96], buf[8192], *p;
+        const char *names[XDEV_LINGER_TARGETS_MAX];
+        size_t found = 0;
+        char path[96];
+        int fd, r;
 
-        (void) snprintf(path, sizeof path, "%d/fdinfo/%s", (int) pid, fdname);
-        if (read_small(procfd, path, buf, sizeof buf) <= 0)
-                return -1;
-        p = strstr(buf, "\nUserFiles:");
-        if (!p)
-                return -1;
-        while ((p = strchr(p + 1, '\n')) && p[1] == ' ') {
-                char *name = strstr(p, ": "), *end;
-                if (!name)
-                        break;
-                name += 2;
-                end = strchr(name, '\n');
-                size_t len = end ? (size_t) (end - name) : strlen(name);
-                /* older kernels print the name, newer ones the whole path */
-                for (size_t k = len; k-- > 0;)
-                        if (name[k] == '/') {
-                                len -= k + 1;
-                                name += k + 1;
-                                break;
-                        }
-                for (size_t i = 0; i < s->n_targets; i++) {
-                        const char *base = strrchr(s->targets[i].path, '/');
-                        base = base ? base + 1 : s->targets[i].path;
-                        if (strlen(base) == len && memcmp(base, name, len) == 0)
-                                return (ssize_t) i;
-                }
+        for (size_t t = 0; t < s->n_targets && t < XDEV_LINGER_TARGETS_MAX; t++) {
+                const char *base = strrchr(s->targets[t].path, '/');
+                names[t] = base ? base + 1 : s->targets[t].path;
         }
-        return -1;
+        (void) snprintf(path, sizeof path, "%d/fdinfo/%s", (int) p->pid, fdname);
+        fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -1;
+        r = xdev_uring_fdinfo_find(fd, names, s->n_targets, scan_budget(s), &p->cost, &found);
+        (void) close(fd);
+        if (r == -E2BIG)
+                p->over_budget = true;
+        return r > 0 ? (ssize_t) found : -1;
 }
 
 /* Appends to FDS/TGT (up to FDS_PER_PROC_MAX) the fds listed in the /proc
  * directory PATH whose open file is one of the targets; notes in P an
- * io_uring holding a target. */
+ * io_uring holding a target. Each entry counts to P's scan budget. */
 static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char *path,
                        struct proc *p, int *fds, size_t *tgt, size_t *n) {
         struct dirent *de;
@@ -225,12 +223,16 @@ static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char
                 (void) close(fd);
                 return -ENOMEM;
         }
-        while ((de = readdir(d)) && *n < FDS_PER_PROC_MAX) {
+        while (!p->over_budget && (de = readdir(d)) && *n < FDS_PER_PROC_MAX) {
                 uint64_t num;
                 struct stat st;
                 ssize_t t;
                 if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0)
                         continue;
+                if (++p->cost > scan_budget(s)) {
+                        p->over_budget = true;
+                        break;
+                }
                 /* Follows the magic link to the open file itself, not a path. */
                 if (fstatat(dirfd(d), de->d_name, &st, 0) < 0)
                         continue;
@@ -242,7 +244,7 @@ static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char
                         if (l > 0) {
                                 link[l] = '\0';
                                 if (strcmp(link, "anon_inode:[io_uring]") == 0) {
-                                        ssize_t u = uring_match(s, procfd, p->pid, de->d_name);
+                                        ssize_t u = uring_match(s, procfd, p, de->d_name);
                                         if (u >= 0) {
                                                 p->uring_fd = (int) num;
                                                 p->uring_tgt = (size_t) u;
@@ -280,6 +282,8 @@ static int proc_scan_fds(const struct xdev_linger_sweep *s, int procfd, struct p
         p->n_fds = 0;
         p->hidden_tid = 0;
         p->uring_fd = -1;
+        p->cost = 0;
+        p->over_budget = false;
         (void) snprintf(path, sizeof path, "%d/fd", (int) p->pid);
         r = fd_dir_scan(s, procfd, path, p, p->fds, p->tgt, &p->n_fds);
         if (r < 0)
@@ -293,12 +297,16 @@ static int proc_scan_fds(const struct xdev_linger_sweep *s, int procfd, struct p
                 (void) close(fd);
                 return 0;
         }
-        while ((de = readdir(d)) && p->hidden_tid == 0) {
+        while (!p->over_budget && (de = readdir(d)) && p->hidden_tid == 0) {
                 int tfds[FDS_PER_PROC_MAX];
                 size_t ttgt[FDS_PER_PROC_MAX], tn = 0;
                 uint64_t tid;
                 if (xdev_parse_uint(de->d_name, INT32_MAX, &tid) < 0 || (pid_t) tid == p->pid)
                         continue;
+                if (++p->cost > scan_budget(s)) {
+                        p->over_budget = true;
+                        break;
+                }
                 /* Threads that share the leader's table (nearly all) were
                  * seen already: scanning each again costs threads x fds. */
                 if (syscall(SYS_kcmp, p->pid, (pid_t) tid, KCMP_FILES, 0, 0) == 0)
@@ -317,6 +325,11 @@ static int proc_scan_fds(const struct xdev_linger_sweep *s, int procfd, struct p
         return 0;
 }
 
+/* P holds a target, or may: it was not read to the end. */
+static bool proc_holds(const struct proc *p) {
+        return p->n_fds > 0 || p->hidden_tid != 0 || p->uring_fd >= 0 || p->over_budget;
+}
+
 static bool proc_is_exempt(const struct xdev_linger_sweep *s, const struct proc *p) {
         const struct xdev_linger_opts *o = s->opts;
         if (o->has_only) /* a setuid-root program of the user's is not exempt */
@@ -329,10 +342,15 @@ static bool proc_is_exempt(const struct xdev_linger_sweep *s, const struct proc 
         return false;
 }
 
-/* SIGTERM now, SIGKILL after the grace period (sweep_wait). Takes PIDFD. */
+/* SIGTERM now, SIGKILL after the grace period (sweep_wait); SIGKILL at
+ * once when P is not cut off (UNCUT: it still holds what could read the
+ * next holder's input or keep a device, which the grace period would leave
+ * it) and at a VT switch, where nothing else is terminated. Takes PIDFD. */
 static void victim_add(struct xdev_linger_sweep *s, int pidfd, const struct proc *p,
-                       const char *node, const char *why) {
-        bool graceful = s->n_victims < XDEV_LINGER_GRACEFUL_MAX && s->pass == 0;
+                       const char *node, const char *why, bool uncut) {
+        bool now = uncut || s->opts->in_session;
+        bool graceful = s->n_victims < XDEV_LINGER_GRACEFUL_MAX && s->pass == 0 && !now;
+        bool keep = s->n_victims < XDEV_LINGER_GRACEFUL_MAX;
         int sig = graceful ? SIGTERM : SIGKILL;
 
         if (pidfd_signal(pidfd, sig) < 0) {
@@ -346,8 +364,10 @@ static void victim_add(struct xdev_linger_sweep *s, int pidfd, const struct proc
         }
         xdev_log(s->log, LOG_WARNING, "pid %d (\"%s\", uid %u) still holds \"%s\" (%s): sent %s",
                  (int) p->pid, p->comm, (unsigned) p->ruid, node, why,
-                 graceful ? "SIGTERM" : "SIGKILL");
-        if (!graceful) {
+                 graceful      ? "SIGTERM"
+                         : now ? "SIGKILL, not cut off"
+                               : "SIGKILL");
+        if (!keep) {
                 s->counts->terminated++;
                 (void) close(pidfd);
                 return;
@@ -355,8 +375,16 @@ static void victim_add(struct xdev_linger_sweep *s, int pidfd, const struct proc
         struct victim *v = &s->victims[s->n_victims++];
         v->pidfd = pidfd;
         v->pid = p->pid;
+        v->give_up = graceful ? 0 : now_ms() + KILL_WAIT_MS;
         (void) snprintf(v->comm, sizeof v->comm, "%s", p->comm);
         (void) snprintf(v->node, sizeof v->node, "%s", node);
+}
+
+static bool victim_known(const struct xdev_linger_sweep *s, pid_t pid) {
+        for (size_t i = 0; i < s->n_victims; i++)
+                if (s->victims[i].pid == pid)
+                        return true;
+        return false;
 }
 
 static bool victim_exited(const struct victim *v) {
@@ -365,55 +393,45 @@ static bool victim_exited(const struct victim *v) {
 }
 
 /* Waits for the victims until the grace period is over, then SIGKILLs the
- * rest and waits a little more. */
+ * rest and waits a little more (a victim sent SIGKILL at once is only
+ * waited for that little). */
 static void sweep_wait(struct xdev_linger_sweep *s) {
-        uint64_t deadline = s->deadline;
-        bool killed = false;
-
         for (;;) {
-                size_t alive = 0;
-                for (size_t i = 0; i < s->n_victims; i++)
-                        if (s->victims[i].pidfd >= 0 && !victim_exited(&s->victims[i]))
-                                alive++;
-                if (alive == 0)
-                        break;
-                uint64_t now = now_ms();
-                if (now >= deadline) {
-                        if (killed) {
-                                for (size_t i = 0; i < s->n_victims; i++)
-                                        if (!victim_exited(&s->victims[i])) {
-                                                xdev_log(
-                                                        s->log, LOG_ERR,
-                                                        "pid %d (\"%s\") is still there after SIGKILL, ignoring",
-                                                        (int) s->victims[i].pid,
-                                                        s->victims[i].comm);
-                                                s->counts->failed++;
-                                                (void) close(s->victims[i].pidfd);
-                                                s->victims[i].pidfd = -1;
-                                        }
-                                break;
+                uint64_t now = now_ms(), next = UINT64_MAX;
+                struct victim *first = NULL;
+
+                for (size_t i = 0; i < s->n_victims; i++) {
+                        struct victim *v = &s->victims[i];
+                        if (v->pidfd < 0 || victim_exited(v))
+                                continue;
+                        if (v->give_up == 0 && now >= s->deadline) {
+                                xdev_log(s->log, LOG_WARNING,
+                                         "pid %d (\"%s\") did not exit within %u ms: sent SIGKILL",
+                                         (int) v->pid, v->comm, s->grace_ms);
+                                (void) pidfd_signal(v->pidfd, SIGKILL);
+                                v->give_up = now + KILL_WAIT_MS;
                         }
-                        for (size_t i = 0; i < s->n_victims; i++)
-                                if (!victim_exited(&s->victims[i])) {
-                                        xdev_log(
-                                                s->log, LOG_WARNING,
-                                                "pid %d (\"%s\") did not exit within %u ms: sent SIGKILL",
-                                                (int) s->victims[i].pid, s->victims[i].comm,
-                                                s->grace_ms);
-                                        (void) pidfd_signal(s->victims[i].pidfd, SIGKILL);
-                                }
-                        killed = true;
-                        deadline = now + KILL_WAIT_MS;
-                        continue;
+                        if (v->give_up != 0 && now >= v->give_up) {
+                                xdev_log(s->log, LOG_ERR,
+                                         "pid %d (\"%s\") is still there after SIGKILL, ignoring",
+                                         (int) v->pid, v->comm);
+                                s->counts->failed++;
+                                (void) close(v->pidfd);
+                                v->pidfd = -1;
+                                continue;
+                        }
+                        uint64_t until = v->give_up != 0 ? v->give_up : s->deadline;
+                        if (until < next)
+                                next = until;
+                        if (!first)
+                                first = v;
                 }
+                if (!first)
+                        break;
                 /* Any victim's exit wakes us; poll the first one alive. */
-                for (size_t i = 0; i < s->n_victims; i++)
-                        if (s->victims[i].pidfd >= 0 && !victim_exited(&s->victims[i])) {
-                                struct pollfd pfd = { .fd = s->victims[i].pidfd, .events = POLLIN };
-                                uint64_t left = deadline - now;
-                                (void) poll(&pfd, 1, (int) (left > 50 ? 50 : left));
-                                break;
-                        }
+                struct pollfd pfd = { .fd = first->pidfd, .events = POLLIN };
+                uint64_t left = next - now;
+                (void) poll(&pfd, 1, (int) (left > 50 ? 50 : left));
         }
         for (size_t i = 0; i < s->n_victims; i++)
                 if (s->victims[i].pidfd >= 0) {
@@ -480,6 +498,18 @@ static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct pr
                         why = "held as an io_uring registered file, which cannot be revoked";
                 }
         }
+        if (p->over_budget) {
+                const char *node = p->n_fds > 0 ? s->targets[p->tgt[0]].path : "any shared node";
+                if (policy == XDEV_LINGER_WARN)
+                        xdev_log(
+                                s->log, LOG_WARNING,
+                                "pid %d (\"%s\", uid %u) has more fds, threads and io_uring files than the scan budget (%u); lingering = warn, leaving it",
+                                (int) p->pid, p->comm, (unsigned) p->ruid, scan_budget(s));
+                else {
+                        *ret_node = node;
+                        why = "more fds, threads and io_uring files than the scan budget, may hold it unseen";
+                }
+        }
         if (p->hidden_tid != 0) {
                 const char *node = s->targets[p->hidden_tgt].path;
                 if (policy == XDEV_LINGER_WARN)
@@ -500,9 +530,9 @@ static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct pr
  * primary node's fd, through a copy taken with PIDFD. ENDING: P is to be
  * terminated anyway (kill, kill-user), and is cut off first so that it
  * reads nothing during its grace period. Returns why the process must go,
- * or NULL. */
+ * or NULL; sets *UNCUT when the fd could not be cut off. */
 static const char *fd_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *p, size_t i,
-                          bool ending) {
+                          bool ending, bool *uncut) {
         const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
         bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
         const char *why = NULL;
@@ -527,6 +557,7 @@ static const char *fd_act(struct xdev_linger_sweep *s, int pidfd, const struct p
                         p->fds[i], (int) p->pid, p->comm, t->path, strerror(errno),
                         errno == EPERM ? " (Yama ptrace_scope 3?)" : "");
                 s->counts->failed++;
+                *uncut = true;
                 return "fd cannot be revoked";
         }
         if (fstat(copy, &st) < 0 || target_match(s, &st) != (ssize_t) p->tgt[i]) {
@@ -540,9 +571,11 @@ static const char *fd_act(struct xdev_linger_sweep *s, int pidfd, const struct p
                         xdev_log(s->log, LOG_NOTICE,
                                  "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)", t->path,
                                  p->fds[i], (int) p->pid, p->comm, (unsigned) p->ruid);
-                } else if (r < 0)
+                } else if (r < 0) {
                         why = r == -ENOTTY ? "not an evdev node, cannot be revoked"
                                            : "revoke failed";
+                        *uncut = true;
+                }
         } else {
                 r = fd_drop_master(copy);
                 if (r > 0) {
@@ -555,6 +588,7 @@ static const char *fd_act(struct xdev_linger_sweep *s, int pidfd, const struct p
                                  "cannot drop DRM master of pid %d (\"%s\") on \"%s\": %s",
                                  (int) p->pid, p->comm, t->path, strerror(-r));
                         s->counts->failed++;
+                        *uncut = true;
                 }
                 /* A former master takes master back when none is held: at a
                  * logout it goes. At a VT switch its X server stays (it
@@ -584,6 +618,7 @@ void xdev_fd_bin_empty(struct xdev_fd_bin *bin) {
 static void proc_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *p) {
         enum xdev_linger policy = policy_of(s->opts);
         const char *kill_node = NULL, *kill_why = proc_unreachable(s, p, policy, &kill_node);
+        bool uncut = kill_why != NULL;
 
         for (size_t i = 0; i < p->n_fds; i++) {
                 const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
@@ -599,12 +634,12 @@ static void proc_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *
                 if (policy == XDEV_LINGER_KILL) {
                         /* cut off first: the next holder may be granted
                          * before its grace period ends (§3.5) */
-                        (void) fd_act(s, pidfd, p, i, true);
+                        (void) fd_act(s, pidfd, p, i, true, &uncut);
                         kill_node = t->path;
                         kill_why = "lingering = kill";
                         continue;
                 }
-                why = fd_act(s, pidfd, p, i, false);
+                why = fd_act(s, pidfd, p, i, false, &uncut);
                 if (why) {
                         kill_node = t->path;
                         kill_why = why;
@@ -616,7 +651,7 @@ static void proc_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *
                 (void) close(pidfd);
                 return;
         }
-        victim_add(s, pidfd, p, kill_node, kill_why);
+        victim_add(s, pidfd, p, kill_node, kill_why, uncut);
 }
 
 /* An input fd already revoked answers ENODEV to every ioctl. */
@@ -771,7 +806,8 @@ static int sweep_pass(struct xdev_linger_sweep *s) {
                                 continue;
                 }
                 p.pid = (pid_t) num;
-                if (p.pid == getpid() || (kernel && uses_kernel_table(p.pid)))
+                if (p.pid == getpid() || (kernel && uses_kernel_table(p.pid)) ||
+                    victim_known(s, p.pid))
                         continue;
                 s->counts->examined++;
                 if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p))
@@ -796,15 +832,22 @@ static int sweep_pass(struct xdev_linger_sweep *s) {
                         n++;
                         /* what it holds is cut off before the signal: the
                          * grace period is not a time to read keys in */
-                        if (proc_scan_fds(s, procfd, &p) == 0)
-                                for (size_t i = 0; i < p.n_fds; i++)
-                                        (void) fd_act(s, pidfd, &p, i, true);
+                        bool uncut = proc_scan_fds(s, procfd, &p) < 0 || p.uring_fd >= 0 ||
+                                p.hidden_tid != 0 || p.over_budget || p.n_fds >= FDS_PER_PROC_MAX;
+                        for (size_t i = 0; i < p.n_fds; i++)
+                                (void) fd_act(s, pidfd, &p, i, true, &uncut);
                         victim_add(s, pidfd, &p, s->targets[0].path,
-                                   "lingering = kill-user, the user logged out");
+                                   "lingering = kill-user, the user logged out", uncut);
                         continue;
                 }
-                if (proc_scan_fds(s, procfd, &p) < 0 ||
-                    (p.n_fds == 0 && p.hidden_tid == 0 && p.uring_fd < 0))
+                if (proc_scan_fds(s, procfd, &p) < 0 || !proc_holds(&p))
+                        continue;
+                /* A process over the budget is not read again (that would
+                 * double the cost): its start time, read now and once it is
+                 * pinned, tells that the pidfd names the same process. */
+                struct xdev_proc_stat st0, st1;
+                bool over = p.over_budget;
+                if (over && xdev_proc_stat(p.pid, &st0) < 0)
                         continue;
                 /* Found one: pin it, then check again what the pidfd now
                  * names, and that it still lives after the check. */
@@ -812,8 +855,8 @@ static int sweep_pass(struct xdev_linger_sweep *s) {
                 if (pidfd < 0)
                         continue;
                 if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p) ||
-                    proc_scan_fds(s, procfd, &p) < 0 ||
-                    (p.n_fds == 0 && p.hidden_tid == 0 && p.uring_fd < 0) ||
+                    (over ? xdev_proc_stat(p.pid, &st1) < 0 || st1.start != st0.start
+                          : proc_scan_fds(s, procfd, &p) < 0 || !proc_holds(&p)) ||
                     pidfd_signal(pidfd, 0) < 0) {
                         (void) close(pidfd);
                         continue;
@@ -851,6 +894,10 @@ static int sweep_rest(struct xdev_linger_sweep *s, unsigned before) {
         int r = 0;
 
         sweep_wait(s);
+        /* at a VT switch the passes ran at once, under the lock: a pass
+         * now could revoke what the user opened after switching back */
+        if (s->opts->in_session)
+                return 0;
         for (s->pass = 1; s->pass < PASSES_MAX; s->pass++) {
                 if (s->opts->report_only || s->opts->policy == XDEV_LINGER_WARN ||
                     s->counts->terminated == before)
@@ -897,6 +944,7 @@ static struct xdev_linger_wait *sweep_detach(struct xdev_linger_sweep *s, uid_t 
         s->counts = &s->own_counts;
         w->uid = uid;
         w->until = s->deadline;
+        w->record = !s->opts->in_session;
         w->sweep = s;
         return w;
 }
@@ -928,9 +976,23 @@ int xdev_linger_sweep_start(const struct xdev_linger_target *targets, size_t n,
                                           .deadline = opts->until_ms ? opts->until_ms
                                                                      : now_ms() + grace };
         r = sweep_pass(s);
-        /* Only at a logout: the user has no session, so nothing can make him
-         * the holder and give him new fds that a later pass would revoke. */
-        if (r >= 0 && s->n_victims > 0 && ret_wait && opts->has_only && !opts->in_session) {
+        /* At a VT switch every victim was sent SIGKILL (§3.5): what it
+         * forked before the signal landed is looked for at once, while the
+         * user cannot be switched back to, and no pass comes later. */
+        for (s->pass = 1; opts->in_session && r >= 0 && s->pass < PASSES_MAX; s->pass++) {
+                size_t before = s->n_victims;
+                if (before == 0 || before >= XDEV_LINGER_GRACEFUL_MAX)
+                        break;
+                r = sweep_pass(s);
+                if (s->n_victims == before)
+                        break;
+        }
+        s->pass = 0;
+        /* The wait is left to the caller (after the lock): at a logout, the
+         * user has no session, so nothing can make him the holder and give
+         * him new fds that a later pass would revoke; at a switch there is
+         * no later pass, and the SIGKILLs are sent. */
+        if (r >= 0 && s->n_victims > 0 && ret_wait && opts->has_only) {
                 struct xdev_linger_wait *w = sweep_detach(s, opts->only_uid);
                 if (w) {
                         *ret_wait = w;
@@ -1021,6 +1083,7 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                 struct xdev_linger_opts opts = {
                         .policy = config->lingering,
                         .grace_ms = config->linger_grace_ms,
+                        .scan_budget = config->linger_scan_budget,
                         .has_keep = state->has_holder,
                         .keep_uid = state->holder,
                         .has_only = true,

@@ -18,6 +18,12 @@
  * killed at once, so a fork storm costs no fds and no time. */
 #define XDEV_LINGER_GRACEFUL_MAX 128
 #define XDEV_LINGER_GRACE_MAX_MS 30000
+/* What one process may cost a sweep when the options give no budget
+ * (linger_scan_budget in xdevices.conf): fd table entries read (its own and
+ * those of threads with a table of their own), threads compared and io_uring
+ * registered files listed. Past it the process is not read further but
+ * treated as holding what cannot be revoked (doc/DESIGN.md §3.5). */
+#define XDEV_LINGER_SCAN_BUDGET 8192
 
 /* A node whose grant was taken: found by rdev, checked by the class major. */
 struct xdev_linger_target {
@@ -81,6 +87,7 @@ struct xdev_linger_opts {
                                  * not a logout): revoke input, drop DRM master,
                                  * but leave the rest of its X server alone */
         struct xdev_fd_bin *bin;          /* NULL: each copy is closed at once */
+        unsigned scan_budget;             /* per process; 0: XDEV_LINGER_SCAN_BUDGET */
         uint64_t until_ms;                /* 0: the grace period starts now; else when
                                   * it ends (CLOCK_MONOTONIC ms), for a sweep
                                   * taken over from one who died */
@@ -118,12 +125,16 @@ struct xdev_linger_wait {
         struct xdev_linger_wait *next;
         uid_t uid;      /* whose processes */
         uint64_t until; /* CLOCK_MONOTONIC ms: the end of the grace period */
+        bool record;    /* a logout's, recorded in the state; a switch's
+                         * victims were sent SIGKILL already and no pass
+                         * follows: nothing to take over */
         struct xdev_linger_sweep *sweep;
 };
 
-/* xdev_linger_sweep's first pass. With RET_WAIT not NULL, OPTS->has_only
- * and not OPTS->in_session (a logout), a grace period to wait is not waited: the rest of the sweep comes back
- * in *RET_WAIT (NULL when there is none), for xdev_linger_finish(). */
+/* xdev_linger_sweep's first pass (at a VT switch, OPTS->in_session, all its
+ * passes: they do not wait). With RET_WAIT not NULL and OPTS->has_only, the
+ * wait for the victims to end is not waited: the rest of the sweep comes
+ * back in *RET_WAIT (NULL when there is none), for xdev_linger_finish(). */
 int xdev_linger_sweep_start(const struct xdev_linger_target *targets, size_t n,
                             const struct xdev_linger_opts *opts, const struct xdev_log *log,
                             struct xdev_linger_counts *ret, struct xdev_linger_wait **ret_wait);

@@ -67,7 +67,8 @@ START_TEST(test_every_key) {
                                "deny_services = su sudo\n"
                                "logind = ignore\n"
                                "lingering = warn\n"
-                               "linger_grace = 500"),
+                               "linger_grace = 500\n"
+                               "linger_scan_budget = 65536"),
                          0);
         ck_assert(c.debug);
         ck_assert_int_eq(c.mode, XDEV_GRANT_CHOWN);
@@ -85,6 +86,7 @@ START_TEST(test_every_key) {
         ck_assert(c.ignore_logind);
         ck_assert_int_eq(c.lingering, XDEV_LINGER_WARN);
         ck_assert_uint_eq(c.linger_grace_ms, 500);
+        ck_assert_uint_eq(c.linger_scan_budget, 65536);
         ck_assert_str_eq(logbuf, "");
         xdev_config_free(&c);
 }
@@ -110,6 +112,9 @@ static const char *const malformed[] = {
         "linger_grace = -1\n",
         "linger_grace = 60001\n",
         "linger_grace = 010\n",
+        "linger_scan_budget = 1023\n",
+        "linger_scan_budget = 1048577\n",
+        "linger_scan_budget = 8k\n",
         "debug = perhaps\n",
         "mode = acl\r\n",
         "mode = acl\x01\n",

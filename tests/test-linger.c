@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <dirent.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -138,9 +139,12 @@ static struct holder holder_start_ids(const char *path, uid_t r, uid_t e, uid_t 
         return h;
 }
 
-/* A process whose only reference to PATH is an io_uring registered file:
- * nothing in PID/fd names it. Returns pid 0 when io_uring is unavailable. */
-static struct holder holder_start_uring(const char *path, uid_t uid) {
+/* A process whose only reference to PATH is an io_uring registered file,
+ * after PAD registered /dev/null files: nothing in PID/fd names it, and its
+ * entry comes past PAD lines of the ring's fdinfo. Returns pid 0 when
+ * io_uring is unavailable. */
+static struct holder holder_start_uring_padded(const char *path, uid_t uid, unsigned pad,
+                                               bool ignore_term) {
         struct holder h = { 0 };
         int p[2];
         char c;
@@ -150,15 +154,31 @@ static struct holder holder_start_uring(const char *path, uid_t uid) {
         ck_assert_int_ge(h.pid, 0);
         if (h.pid == 0) {
                 struct io_uring_params params = { 0 };
-                (void) signal(SIGTERM, SIG_DFL);
+                struct rlimit rl = { pad + 64, pad + 64 };
+                struct rlimit now;
+                if (getrlimit(RLIMIT_NOFILE, &now) == 0 && rl.rlim_max < now.rlim_max)
+                        rl.rlim_max = now.rlim_max;
+                int *files = calloc(pad + 1, sizeof *files);
+                (void) signal(SIGTERM, ignore_term ? SIG_IGN : SIG_DFL);
+                /* a table may not be larger than RLIMIT_NOFILE */
+                if (pad + 64 > 1024)
+                        (void) setrlimit(RLIMIT_NOFILE, &rl);
                 int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
+                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
                 int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
                 c = 'x';
-                if (ring >= 0 && fd >= 0 &&
-                    syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) == 0) {
-                        (void) close(fd);
-                        c = 'r';
+                if (files && ring >= 0 && null >= 0 && fd >= 0) {
+                        for (unsigned i = 0; i < pad; i++)
+                                files[i] = null;
+                        files[pad] = fd;
+                        if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, files,
+                                    pad + 1) == 0) {
+                                (void) close(fd);
+                                (void) close(null);
+                                c = 'r';
+                        }
                 }
+                free(files);
                 if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
                     setresuid(uid, uid, uid) < 0)
                         c = 'x';
@@ -176,6 +196,10 @@ static struct holder holder_start_uring(const char *path, uid_t uid) {
                 h.pid = 0;
         }
         return h;
+}
+
+static struct holder holder_start_uring(const char *path, uid_t uid) {
+        return holder_start_uring_padded(path, uid, 0, false);
 }
 
 static bool holder_alive(struct holder *h) {
@@ -379,6 +403,123 @@ START_TEST(test_io_uring_registered_file_is_found) {
         ck_assert_msg(!holder_alive(&h), "a process holding the node in an io_uring survived");
         ck_assert_msg(strstr(logbuf, "io_uring"), "log: %s", logbuf);
         holder_stop(&h);
+}
+END_TEST
+
+/* A ring padded with registered /dev/null files before the node: its
+ * entry comes past any fixed-size read of the fdinfo. The second pad is as
+ * large as RLIMIT_NOFILE lets a table be (past index 99999 the kernel no
+ * longer indents it, "%5u: ": the fuzz seeds cover that where the hard
+ * limit is lower). */
+START_TEST(test_io_uring_padded_past_any_read_is_found) {
+        struct rlimit rl;
+        ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+        unsigned most = rl.rlim_max > 100064 ? 100000 : (unsigned) rl.rlim_max - 64;
+        const unsigned pads[] = { 1000, most };
+        for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++) {
+                struct holder h = holder_start_uring_padded(vtpath, H_UID_ALICE, pads[i], true);
+                if (h.pid == 0 && i == 0) {
+                        fprintf(stderr, "test-linger: io_uring is not available here\n");
+                        return;
+                }
+                ck_assert_msg(h.pid != 0, "no ring padded with %u files", pads[i]);
+                logbuf[0] = '\0';
+                struct xdev_linger_opts o = { .has_only = true,
+                                              .only_uid = H_UID_ALICE,
+                                              .in_session = true };
+                struct xdev_linger_counts c = sweep(XDEV_LINGER_REVOKE, &o);
+                ck_assert_msg(c.holders == 1 && c.terminated == 1,
+                              "pad %u: %u holders, %u terminated:\n%s", pads[i], c.holders,
+                              c.terminated, logbuf);
+                ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
+                h.reaped = true;
+                ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL,
+                              "pad %u: the ring's holder did not end by SIGKILL", pads[i]);
+                ck_assert_msg(strstr(logbuf, "io_uring"), "log: %s", logbuf);
+        }
+}
+END_TEST
+
+struct own_tables_arg {
+        unsigned fds;
+        int ready;
+};
+
+static void *thread_own_table(void *data) {
+        struct own_tables_arg *a = data;
+        char c = 'x';
+        if (unshare(CLONE_FILES) == 0) {
+                c = 'r';
+                for (unsigned i = 0; i < a->fds; i++)
+                        if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0)
+                                c = 'x';
+        }
+        (void) write(a->ready, &c, 1);
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* A holder of PATH (in its main table) with THREADS threads, each with a
+ * table of its own of FDS more files. */
+static struct holder holder_start_tables(const char *path, uid_t uid, unsigned threads,
+                                         unsigned fds) {
+        struct holder h = { 0 };
+        int p[2];
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        h.pid = fork();
+        ck_assert_int_ge(h.pid, 0);
+        if (h.pid == 0) {
+                struct rlimit rl = { fds + 64, fds + 64 };
+                int ready[2];
+                (void) signal(SIGTERM, SIG_DFL);
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || pipe(ready) < 0 ||
+                    open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                        _exit(10);
+                struct own_tables_arg a = { .fds = fds, .ready = ready[1] };
+                for (unsigned i = 0; i < threads; i++) {
+                        pthread_t t;
+                        if (pthread_create(&t, NULL, thread_own_table, &a) != 0 ||
+                            read(ready[0], &c, 1) != 1 || c != 'r')
+                                _exit(11);
+                }
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
+                        _exit(12);
+                (void) write(p[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        ck_assert_msg(read(p[0], &c, 1) == 1, "holder with %u tables did not start", threads);
+        (void) close(p[0]);
+        return h;
+}
+
+/* Threads with their own fd tables cost threads x fds to scan: past the
+ * per-process budget the process is not scanned further but ended; under
+ * it, what it holds is only revoked (a VT here: left). */
+START_TEST(test_process_over_the_scan_budget_is_terminated) {
+        unsigned per = 1000, over = XDEV_LINGER_SCAN_BUDGET / per + 2;
+        struct xdev_linger_opts o = { .has_only = true,
+                                      .only_uid = H_UID_ALICE,
+                                      .in_session = true };
+        struct holder under = holder_start_tables(vtpath, H_UID_ALICE, 4, per);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_REVOKE, &o);
+        ck_assert_msg(c.holders == 1 && c.terminated == 0 && holder_alive(&under),
+                      "a process under the scan budget was ended:\n%s", logbuf);
+        holder_stop(&under);
+        logbuf[0] = '\0';
+        struct holder h = holder_start_tables(vtpath, H_UID_ALICE, over, per);
+        c = sweep(XDEV_LINGER_REVOKE, &o);
+        ck_assert_msg(c.holders == 1 && c.terminated == 1,
+                      "%u holders, %u terminated with %u tables of %u fds:\n%s", c.holders,
+                      c.terminated, over, per, logbuf);
+        ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
+        h.reaped = true;
+        ck_assert_msg(strstr(logbuf, "scan budget"), "log: %s", logbuf);
 }
 END_TEST
 
@@ -880,6 +1021,161 @@ START_TEST(test_new_session_of_the_user_waits_for_her_sweep) {
 }
 END_TEST
 
+/* A ring padded past the old 8 KiB read, at a logout under "revoke" and
+ * "kill": the holder ends (at once: it still reads the node, so it gets
+ * no grace period in which to read the next user's input). */
+START_TEST(test_logout_ends_a_padded_io_uring_holder) {
+        static const char *policies[] = { "revoke", "kill" };
+        for (size_t i = 0; i < 2; i++) {
+                conf_grace(policies[i], 30000);
+                struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+                ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+                struct holder h = holder_start_uring_padded("/dev/tty0", H_UID_ALICE, 1000, true);
+                if (h.pid == 0) {
+                        fprintf(stderr, "test-linger: io_uring is not available here\n");
+                        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+                        return;
+                }
+                free(h_log_take());
+                ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+                char *log = h_log_take();
+                ck_assert_msg(!holder_alive(&h),
+                              "lingering = %s: a ring padded with 1000 files kept tty0:\n%s",
+                              policies[i], log);
+                ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL,
+                              "lingering = %s: not ended by SIGKILL", policies[i]);
+                ck_assert_msg(strstr(log, "io_uring"), "log: %s", log);
+                free(log);
+        }
+}
+END_TEST
+
+struct step_env {
+        struct xdev_ctx ctx;
+        struct xdev_follow_self self;
+        struct xdev_follow_result *res;
+};
+
+static void step_env_init(struct step_env *e) {
+        struct xdev_proc_stat pst;
+        e->self = (struct xdev_follow_self) { .pid = getpid(), .state_watch_fd = -1 };
+        ck_assert_int_eq(xdev_proc_stat(e->self.pid, &pst), 0);
+        e->self.start = pst.start;
+        e->res = calloc(1, sizeof *e->res);
+        ck_assert_ptr_nonnull(e->res);
+        xdev_ctx_init(&e->ctx);
+        ck_assert_int_ge(xdev_config_load(&e->ctx.config, H_CONF, NULL), 0);
+}
+
+static void step_env_done(struct step_env *e) {
+        ck_assert_int_eq(xdev_follow_update(&e->ctx, NULL, NULL), 0);
+        xdev_ctx_done(&e->ctx);
+        free(e->res);
+}
+
+/* One step of xdevicesd, with its sweeps finished as the daemon does. */
+static void step(struct step_env *e) {
+        ck_assert_int_eq(xdev_follow_update(&e->ctx, &e->self, e->res), 0);
+        xdev_fd_bin_empty(&e->res->bin);
+        xdev_sweep_finish(&e->ctx, e->res->waits);
+        e->res->waits = NULL;
+}
+
+/* The padded ring at a VT switch (xdevicesd's step): alice keeps her
+ * session, and her process that holds tty0 in the ring past 1000 padding
+ * files ends. */
+START_TEST(test_switch_ends_a_padded_io_uring_holder) {
+        struct step_env e;
+        conf_grace("revoke", 30000);
+        step_env_init(&e);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        h_set_active_vt(h_vt);
+        step(&e);
+        ck_assert(e.res->has_holder && e.res->holder == H_UID_ALICE);
+        struct holder h = holder_start_uring_padded("/dev/tty0", H_UID_ALICE, 1000, true);
+        if (h.pid == 0)
+                fprintf(stderr, "test-linger: io_uring is not available here\n");
+        free(h_log_take());
+        h_set_active_vt(h_vt + 1);
+        step(&e);
+        ck_assert(e.res->has_holder && e.res->holder == H_UID_BOB);
+        if (h.pid != 0) {
+                /* its end was waited for after the step (step() as the daemon) */
+                ck_assert_msg(!holder_alive(&h),
+                              "a ring padded with 1000 files kept tty0 across the switch");
+                ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL,
+                              "the ring's holder did not end by SIGKILL");
+        }
+        step_env_done(&e);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        h_set_active_vt(1);
+}
+END_TEST
+
+/* At a VT switch a process to end (here it holds tty0 in an io_uring,
+ * which cannot be revoked, and ignores SIGTERM) makes nobody wait for its
+ * end: the step runs in a child, and bob has the devices and carol logs
+ * in while alice's session, which keeps her processes, lives on. */
+START_TEST(test_switch_waits_for_no_process_to_end) {
+        struct step_env e;
+        conf_grace("kill", 30000);
+        step_env_init(&e);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        h_set_active_vt(h_vt);
+        step(&e);
+        ck_assert(e.res->has_holder && e.res->holder == H_UID_ALICE);
+        struct holder h = holder_start_uring_padded("/dev/tty0", H_UID_ALICE, 0, true);
+        struct holder hh = holder_start_hidden("/dev/tty0", H_UID_ALICE);
+        h_set_active_vt(h_vt + 1);
+        pid_t stepper = fork();
+        ck_assert_int_ge(stepper, 0);
+        if (stepper == 0) {
+                struct xdev_proc_stat pst;
+                e.self.pid = getpid();
+                if (xdev_proc_stat(e.self.pid, &pst) < 0)
+                        _exit(2);
+                e.self.start = pst.start;
+                if (xdev_follow_update(&e.ctx, &e.self, e.res) < 0)
+                        _exit(3);
+                xdev_fd_bin_empty(&e.res->bin);
+                xdev_sweep_finish(&e.ctx, e.res->waits);
+                _exit(0);
+        }
+        for (int i = 0; i < 1500 && strcmp(h_acl_of("/dev/tty0", H_UID_BOB), "rw") != 0; i++)
+                (void) usleep(10 * 1000);
+        ck_assert_msg(strcmp(h_acl_of("/dev/tty0", H_UID_BOB), "rw") == 0,
+                      "bob did not get tty0 while alice's unrevocable holder was being ended");
+        struct h_session *c = h_session_open("xdcarol", h_vt + 2, NULL);
+        ck_assert_int_eq(c->open_ret, PAM_SUCCESS);
+        ck_assert_msg(h_session_running(a), "alice's session did not live on");
+        /* no grace period: what cannot be cut off is killed at once */
+        ck_assert_int_eq(waitpid(hh.pid, &hh.status, 0), hh.pid);
+        hh.reaped = true;
+        ck_assert_msg(WIFSIGNALED(hh.status) && WTERMSIG(hh.status) == SIGKILL,
+                      "the holder hiding tty0 in a thread did not end by SIGKILL");
+        if (h.pid != 0) {
+                ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
+                h.reaped = true;
+                ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL,
+                              "the ring's holder did not end by SIGKILL");
+        }
+        int st;
+        ck_assert_int_eq(waitpid(stepper, &st, 0), stepper);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the step failed: %#x", st);
+        ck_assert_msg(!state_has("sweep ", true, 0), "a switch's kill left a sweep record");
+        ck_assert_int_eq(h_session_close(c), PAM_SUCCESS);
+        step_env_done(&e);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        h_set_active_vt(1);
+}
+END_TEST
+
 START_TEST(test_helper_status_and_revoke) {
         conf_with("lingering = kill\n");
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
@@ -937,6 +1233,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_only_uid_matches_every_uid_of_a_process);
         tcase_add_test(tc, test_kill_user_ends_every_process_of_the_user);
         tcase_add_test(tc, test_io_uring_registered_file_is_found);
+        tcase_add_test(tc, test_io_uring_padded_past_any_read_is_found);
+        tcase_add_test(tc, test_process_over_the_scan_budget_is_terminated);
         tcase_add_test(tc, test_process_without_the_node_is_not_a_holder);
         tcase_add_test(tc, test_found_through_another_name);
         tcase_add_test(tc, test_report_only_lists_and_changes_nothing);
@@ -959,6 +1257,9 @@ static Suite *suite(void) {
         tcase_add_test(tm, test_sweep_of_a_killed_closer_is_finished_by_the_next_transaction);
         tcase_add_test(tm, test_new_session_of_the_user_waits_for_her_sweep);
         tcase_add_test(tm, test_daemon_step_leaves_the_grace_period_to_the_caller);
+        tcase_add_test(tm, test_logout_ends_a_padded_io_uring_holder);
+        tcase_add_test(tm, test_switch_ends_a_padded_io_uring_holder);
+        tcase_add_test(tm, test_switch_waits_for_no_process_to_end);
         suite_add_tcase(s, tm);
         return s;
 }

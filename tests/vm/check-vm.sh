@@ -21,7 +21,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
-scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
+scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
 [ "$suite" = bookworm ] || scenarios=s1,s3,r1,r2
 [ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1

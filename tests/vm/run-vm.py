@@ -38,6 +38,7 @@ NAMES = {
     "l4": "lingering-yama",
     "x1": "state-lost",
     "x2": "reset-revoke",
+    "l5": "lingering-uring",
     "f1": "follow-x-switch",
     "f2": "follow-su",
     "f3": "follow-latency",
@@ -45,7 +46,7 @@ NAMES = {
     "r2": "roundtrip-xorg-patched",
     "w1": "wayland-sway",
 }
-DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
+DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 
 
 def log(*a):
