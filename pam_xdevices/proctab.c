@@ -294,7 +294,10 @@ static int apply_msg(struct xdev_proctab *t, const char *buf, size_t len) {
                 if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof(struct proc_event)) ||
                     cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
                         continue;
-                apply(t, (const struct proc_event *) cn->data);
+                /* the event sits at a 4-byte offset; it holds a u64 */
+                struct proc_event ev;
+                memcpy(&ev, cn->data, sizeof ev);
+                apply(t, &ev);
                 events++;
         }
         return events;
@@ -378,7 +381,9 @@ static int self_test(struct xdev_proctab *t) {
                         const struct cn_msg *cn = NLMSG_DATA(h);
                         if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof(struct proc_event)))
                                 continue;
-                        const struct proc_event *ev = (const struct proc_event *) cn->data;
+                        struct proc_event e;
+                        memcpy(&e, cn->data, sizeof e); /* a 4-byte offset: copied */
+                        const struct proc_event *ev = &e;
                         if (ev->what == PROC_EVENT_FORK && ev->event_data.fork.child_tgid == child)
                                 forked = true;
                         else if (ev->what == PROC_EVENT_UID &&
