@@ -167,9 +167,7 @@ static int send_error(struct vtseat *s, int err) {
         return send_msg(s, EV_ERROR, &err, sizeof err, -1);
 }
 
-/* The kind of device PATH names, if it is one the seat serves:
- * /dev/dri/cardN, /dev/dri/renderDN, /dev/input/eventN. */
-static int path_kind(const char *path) {
+int vtseat_path_kind(const char *path) {
         static const struct {
                 const char *prefix;
                 int kind;
@@ -447,7 +445,7 @@ static void enable_now(struct vtseat *s) {
 static int open_device(struct vtseat *s, const char *path) {
         struct vtseat_device *d = NULL;
         struct stat st = { 0 };
-        int kind = path_kind(path), fd, id = 1;
+        int kind = vtseat_path_kind(path), fd, id = 1;
 
         if (kind < 0) {
                 fprintf(stderr, PROG ": seat: tty%d: refused to open %s: not a DRM or evdev node\n",

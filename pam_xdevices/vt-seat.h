@@ -56,6 +56,11 @@ struct vtseat_request {
  * or not NUL-terminated). */
 ssize_t vtseat_parse(const unsigned char *buf, size_t len, struct vtseat_request *req);
 
+/* The kind of device PATH names, if it is one the seat serves (exactly
+ * /dev/dri/cardN, /dev/dri/renderDN or /dev/input/eventN, N of 1 to 5
+ * digits): VTSEAT_DRM, VTSEAT_EVDEV, or -1. */
+int vtseat_path_kind(const char *path);
+
 /* The socket in $XDG_RUNTIME_DIR (checked: an absolute path to a directory
  * of ours, not group- or world-writable, no symlink at its end) named after
  * VT, listening. Returns 0, or -1 with a message printed. */
