@@ -353,6 +353,12 @@ def handle(qmp, what, out, tmp):
                 qmp.hmp(f"sendkey {k}")
                 time.sleep(0.15)
             return "ok"
+        if what[0] == "mouse":
+            # the USB tablet's absolute position, 0..32767 on each axis
+            qmp.cmd("input-send-event", events=[
+                {"type": "abs", "data": {"axis": "x", "value": int(what[1])}},
+                {"type": "abs", "data": {"axis": "y", "value": int(what[2])}}])
+            return "ok"
         if what[0] == "device_add":
             opts = dict(kv.split("=", 1) for kv in what[1].split(",")[1:])
             qmp.cmd("device_add", driver=what[1].split(",")[0], **opts)
