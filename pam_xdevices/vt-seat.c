@@ -260,6 +260,7 @@ static void drop_client(struct vtseat *s, const char *why) {
         s->client_pid = 0;
         s->opened = s->enabled = s->disabling = false;
         s->in_len = 0;
+        s->n_known = 0;
 }
 
 static bool vt_in_front(const struct vtseat *s) {
@@ -350,6 +351,7 @@ int vtseat_listen(struct vtseat *s, int vt_fd, int vt) {
         s->vt = vt;
         s->opened = s->enabled = s->disabling = false;
         s->in_len = 0;
+        s->n_known = 0;
         if (!dir || dir[0] != '/') {
                 fprintf(stderr,
                         PROG
@@ -442,6 +444,18 @@ static void enable_now(struct vtseat *s) {
         s->disabling = false;
 }
 
+static void remember(struct vtseat *s, const char *path) {
+        for (size_t i = 0; i < s->n_known; i++)
+                if (strcmp(s->known[i], path) == 0)
+                        return;
+        /* full: the oldest goes */
+        if (s->n_known == VTSEAT_MAX_DEVICES) {
+                memmove(s->known[0], s->known[1], sizeof s->known[0] * (VTSEAT_MAX_DEVICES - 1));
+                s->n_known--;
+        }
+        (void) snprintf(s->known[s->n_known++], sizeof s->known[0], "%s", path);
+}
+
 static int open_device(struct vtseat *s, const char *path) {
         struct vtseat_device *d = NULL;
         struct stat st = { 0 };
@@ -479,9 +493,8 @@ static int open_device(struct vtseat *s, const char *path) {
         d->fd = fd;
         d->refs = 1;
         d->kind = kind;
-        d->rdev = st.st_rdev;
-        d->ino = st.st_ino;
         (void) snprintf(d->path, sizeof d->path, "%s", path);
+        remember(s, path);
         /* as seatd does: master now if the card has none (at the open,
          * the kernel made this file master already if so) */
         if (strncmp(path, "/dev/dri/card", 13) == 0)
@@ -626,26 +639,26 @@ void vtseat_disable(struct vtseat *s, int timeout_ms) {
                         device_pause(s, &s->devices[i]);
 }
 
-/* Whether we may open D again: the same node at its path, readable and
- * writable for us (xdevicesd's grant is an ACL entry on it). */
-static bool device_granted(const struct vtseat_device *d) {
+/* Whether we may open PATH again: readable and writable for us
+ * (xdevicesd's grant is an ACL entry on it). A node gone (unplugged) is
+ * not waited for. */
+static bool node_granted(const char *path) {
         char self[64];
         struct stat st;
         bool ok;
-        int fd = open(d->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
         if (fd < 0)
-                return false;
+                return errno == ENOENT;
         (void) snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
-        ok = fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == d->rdev &&
-                access(self, R_OK | W_OK) == 0;
+        ok = fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && access(self, R_OK | W_OK) == 0;
         (void) close(fd);
         return ok;
 }
 
 static bool all_granted(const struct vtseat *s) {
-        for (size_t i = 0; i < VTSEAT_MAX_DEVICES; i++)
-                if (s->devices[i].id && !device_granted(&s->devices[i]))
+        for (size_t i = 0; i < s->n_known; i++)
+                if (!node_granted(s->known[i]))
                         return false;
         return true;
 }
@@ -662,10 +675,8 @@ void vtseat_enable(struct vtseat *s, int timeout_ms) {
                 /* the grant changes the nodes' ACLs: IN_ATTRIB; a poll every
                  * 50 ms besides, for a node replaced under its name */
                 in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-                for (size_t i = 0; in >= 0 && i < VTSEAT_MAX_DEVICES; i++)
-                        if (s->devices[i].id)
-                                (void) inotify_add_watch(in, s->devices[i].path,
-                                                         IN_ATTRIB | IN_DONT_FOLLOW);
+                for (size_t i = 0; in >= 0 && i < s->n_known; i++)
+                        (void) inotify_add_watch(in, s->known[i], IN_ATTRIB | IN_DONT_FOLLOW);
         }
         while (!granted && s->client_fd >= 0 && (left = t0 + timeout_ms - now_ms()) > 0) {
                 struct pollfd p[2] = { { .fd = in, .events = POLLIN },
@@ -686,8 +697,10 @@ void vtseat_enable(struct vtseat *s, int timeout_ms) {
         if (s->client_fd < 0)
                 return;
         if (granted)
-                fprintf(stderr, PROG ": seat: tty%d: devices held %.1f ms after the switch back\n",
-                        s->vt, now_ms() - t0);
+                fprintf(stderr,
+                        PROG
+                        ": seat: tty%d: the %zu device(s) held %.1f ms after the switch back\n",
+                        s->vt, s->n_known, now_ms() - t0);
         else
                 fprintf(stderr,
                         PROG

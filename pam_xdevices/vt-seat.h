@@ -14,12 +14,10 @@
 #define VTSEAT_MAX_PATH 256
 
 struct vtseat_device {
-        int id;     /* the client's handle; 0: a free slot */
-        int fd;     /* our copy of the open file handed out */
-        int refs;   /* opens of the same path by the client */
-        int kind;   /* VTSEAT_DRM or VTSEAT_EVDEV */
-        dev_t rdev; /* the node opened, to check the grant on */
-        ino_t ino;
+        int id;   /* the client's handle; 0: a free slot */
+        int fd;   /* our copy of the open file handed out */
+        int refs; /* opens of the same path by the client */
+        int kind; /* VTSEAT_DRM or VTSEAT_EVDEV */
         char path[VTSEAT_MAX_PATH];
 };
 
@@ -39,6 +37,11 @@ struct vtseat {
         size_t in_len;
         unsigned char in[2048];
         struct vtseat_device devices[VTSEAT_MAX_DEVICES];
+        /* every node the client opened since it connected, closed or not:
+         * what it reopens after a switch back, so what the grant must
+         * cover before the seat is enabled again */
+        char known[VTSEAT_MAX_DEVICES][VTSEAT_MAX_PATH];
+        size_t n_known;
         char name[64];  /* the socket's name in dir_fd */
         char path[512]; /* its path, for SEATD_SOCK */
 };
