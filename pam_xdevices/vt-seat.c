@@ -356,7 +356,7 @@ int vtseat_listen(struct vtseat *s, int vt_fd, int vt) {
                 fprintf(stderr,
                         PROG
                         ": XDG_RUNTIME_DIR is not set to an absolute path: it is "
-                        "where the seat's socket goes\n");
+                        "where the seat's socket goes (or use --no-seat)\n");
                 return -1;
         }
         s->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
