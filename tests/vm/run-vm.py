@@ -39,6 +39,7 @@ NAMES = {
     "f2": "follow-su",
     "f3": "follow-latency",
     "w1": "wayland-sway",
+    "w2": "roundtrip-sway",
 }
 DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,s3,s2,f1,f2,f3,l4"
 
