@@ -52,7 +52,7 @@ static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
 /* Whether the wrapper serves the seat when neither --seat nor --no-seat is
  * given and LIBSEAT_BACKEND is not set. */
-#define SEAT_BY_DEFAULT false
+#define SEAT_BY_DEFAULT true
 /* How long a switch away waits for the compositor's ack, and a switch back
  * for xdevicesd's grant. */
 #define SEAT_ACK_TIMEOUT_MS 2000
@@ -66,13 +66,12 @@ static void usage(FILE *f) {
                 " --reset /dev/ttyN\n"
                 "Runs COMMAND (a Wayland compositor, for instance) with the controlling VT in\n"
                 "graphics mode and its keyboard off, and restores both when COMMAND ends.\n"
-                "Unless LIBSEAT_BACKEND is set, sets LIBSEAT_BACKEND=builtin and SEATD_VTBOUND=0\n"
-                "(libseat's embedded seatd, not bound to the VT). --seat serves the seat\n"
-                "itself instead: libseat's seatd protocol on a socket in XDG_RUNTIME_DIR\n"
-                "(LIBSEAT_BACKEND=seatd, SEATD_SOCK), with the VT switches handed to the\n"
-                "compositor. --reset puts a VT back into\n"
-                "text mode with the kernel's default keyboard mode (root, or the VT's own\n"
-                "session).\n"
+                "It serves COMMAND the seat (libseat's seatd protocol on a socket in\n"
+                "XDG_RUNTIME_DIR; LIBSEAT_BACKEND=seatd, SEATD_SOCK) unless LIBSEAT_BACKEND\n"
+                "is set or --no-seat is given; then, unless LIBSEAT_BACKEND is set, it sets\n"
+                "LIBSEAT_BACKEND=builtin and SEATD_VTBOUND=0 (libseat's embedded seatd, not\n"
+                "bound to the VT). --reset puts a VT back into text mode with the kernel's\n"
+                "default keyboard mode (root, or the VT's own session).\n"
                 "See " PROG "(1).\n");
 }
 
