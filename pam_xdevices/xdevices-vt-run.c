@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* xdevices-vt-run(1): runs a display server that opens the console devices
- * itself (a wlroots compositor through libseat's noop backend, or libseat's
- * embedded seatd not bound to a VT) on the VT of the login it is started
- * from. It puts that VT in graphics mode with the keyboard off, so that the
- * kernel neither draws the text console over the compositor nor turns the
- * keys the compositor reads into input of the login shell, and puts both
- * back when the command ends. The kernel ignores every switch away from a
- * VT in graphics mode unless a process handles its switches (VT_PROCESS):
- * the wrapper does, and lets each one happen, so that chvt and xdevicesd
- * keep working; when the wrapper is gone, the kernel's next switch away
- * resets the VT to text mode and the default keyboard mode itself. It runs
- * as the user: the kernel lets the process whose controlling tty a VT is
- * change these modes. The wrapper forks; the child execs the command, the
- * parent waits, forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to it, and
- * restores the VT whichever way the command ends. */
+ * through libseat (a wlroots compositor) on the VT of the login it is
+ * started from, and is its seat: by default it serves libseat's seatd
+ * protocol itself (vt-seat.c), which tells the compositor of each VT switch
+ * and hands it the devices; with --no-seat, or LIBSEAT_BACKEND set, the
+ * compositor uses libseat's embedded seatd not bound to a VT (or what the
+ * user chose) and is told nothing. It puts that VT in graphics mode with the
+ * keyboard off, so that the kernel neither draws the text console over the
+ * compositor nor turns the keys the compositor reads into input of the
+ * login shell, and puts both back when the command ends. The kernel ignores
+ * every switch away from a VT in graphics mode unless a process handles its
+ * switches (VT_PROCESS): the wrapper does, and lets each one happen (after
+ * the seat's handshake), so that chvt and xdevicesd keep working; when the
+ * wrapper is gone, the kernel's next switch away resets the VT to text mode
+ * and the default keyboard mode itself. It runs as the user: the kernel
+ * lets the process whose controlling tty a VT is change these modes. The
+ * wrapper forks; the child execs the command, the parent serves the seat,
+ * forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command, and restores
+ * the VT whichever way the command ends. */
 #include "config.h"
 
 #include <errno.h>
