@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* xdevices-vt-run(1): runs a display server that opens the console devices
- * itself (a wlroots compositor through libseat's noop backend, or libseat's
- * embedded seatd not bound to a VT) on the VT of the login it is started
- * from. It puts that VT in graphics mode with the keyboard off, so that the
- * kernel neither draws the text console over the compositor nor turns the
- * keys the compositor reads into input of the login shell, and puts both
- * back when the command ends. The kernel ignores every switch away from a
- * VT in graphics mode unless a process handles its switches (VT_PROCESS):
- * the wrapper does, and lets each one happen, so that chvt and xdevicesd
- * keep working; when the wrapper is gone, the kernel's next switch away
- * resets the VT to text mode and the default keyboard mode itself. It runs
- * as the user: the kernel lets the process whose controlling tty a VT is
- * change these modes. The wrapper forks; the child execs the command, the
- * parent waits, forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to it, and
- * restores the VT whichever way the command ends. */
+ * through libseat (a wlroots compositor) on the VT of the login it is
+ * started from. With --seat it is also its seat: it serves libseat's seatd
+ * protocol itself (vt-seat.c), which tells the compositor of each VT switch
+ * and hands it the devices; without it the compositor uses libseat's
+ * embedded seatd not bound to a VT (unless LIBSEAT_BACKEND says otherwise)
+ * and is told nothing. It puts that VT in graphics mode with the
+ * keyboard off, so that the kernel neither draws the text console over the
+ * compositor nor turns the keys the compositor reads into input of the
+ * login shell, and puts both back when the command ends. The kernel ignores
+ * every switch away from a VT in graphics mode unless a process handles its
+ * switches (VT_PROCESS): the wrapper does, and lets each one happen (after
+ * the seat's handshake), so that chvt and xdevicesd keep working; when the
+ * wrapper is gone, the kernel's next switch away resets the VT to text mode
+ * and the default keyboard mode itself. It runs as the user: the kernel
+ * lets the process whose controlling tty a VT is change these modes. The
+ * wrapper forks; the child execs the command, the parent serves the seat,
+ * forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command, and restores
+ * the VT whichever way the command ends. */
 #include "config.h"
 
 #include <errno.h>
@@ -26,11 +30,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "vt-seat.h"
 
 #define PROG "xdevices-vt-run"
 /* Exit codes of the wrapper itself, as env(1) and timeout(1) have them. */
@@ -46,16 +54,27 @@ static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 #define SIG_RELEASE SIGUSR1
 #define SIG_ACQUIRE SIGUSR2
 
+/* Whether the wrapper serves the seat when neither --seat nor --no-seat is
+ * given and LIBSEAT_BACKEND is not set. */
+#define SEAT_BY_DEFAULT false
+/* How long a switch away waits for the compositor's ack, and a switch back
+ * for xdevicesd's grant. */
+#define SEAT_ACK_TIMEOUT_MS 2000
+#define SEAT_GRANT_TIMEOUT_MS 3000
+
 static void usage(FILE *f) {
         fprintf(f,
                 "usage: " PROG
-                " COMMAND [ARG...]\n"
+                " [--seat|--no-seat] COMMAND [ARG...]\n"
                 "       " PROG
                 " --reset /dev/ttyN\n"
                 "Runs COMMAND (a Wayland compositor, for instance) with the controlling VT in\n"
                 "graphics mode and its keyboard off, and restores both when COMMAND ends.\n"
                 "Unless LIBSEAT_BACKEND is set, sets LIBSEAT_BACKEND=builtin and SEATD_VTBOUND=0\n"
-                "(libseat's embedded seatd, not bound to the VT). --reset puts a VT back into\n"
+                "(libseat's embedded seatd, not bound to the VT). --seat serves the seat\n"
+                "itself instead: libseat's seatd protocol on a socket in XDG_RUNTIME_DIR\n"
+                "(LIBSEAT_BACKEND=seatd, SEATD_SOCK), with the VT switches handed to the\n"
+                "compositor. --reset puts a VT back into\n"
                 "text mode with the kernel's default keyboard mode (root, or the VT's own\n"
                 "session).\n"
                 "See " PROG "(1).\n");
@@ -222,7 +241,7 @@ static int reset(const char *arg) {
         return r < 0 ? EXIT_WRAPPER : 0;
 }
 
-static void child_exec(char **argv, const sigset_t *oldmask) {
+static void child_exec(char **argv, const sigset_t *oldmask, const struct vtseat *seat) {
         struct sigaction sa = { .sa_handler = SIG_DFL };
 
         for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
@@ -231,7 +250,13 @@ static void child_exec(char **argv, const sigset_t *oldmask) {
         /* libseat's embedded seatd opens the granted nodes as the user and,
          * not bound to a VT, leaves the VT to us; Debian 12's noop backend
          * never tells wlroots the seat is enabled. */
-        if (!getenv("LIBSEAT_BACKEND") &&
+        if (seat &&
+            (setenv("LIBSEAT_BACKEND", "seatd", 1) < 0 ||
+             setenv("SEATD_SOCK", seat->path, 1) < 0)) {
+                fprintf(stderr, PROG ": setenv: %s\n", strerror(errno));
+                _exit(EXIT_WRAPPER);
+        }
+        if (!seat && !getenv("LIBSEAT_BACKEND") &&
             (setenv("LIBSEAT_BACKEND", "builtin", 1) < 0 || setenv("SEATD_VTBOUND", "0", 0) < 0)) {
                 fprintf(stderr, PROG ": setenv: %s\n", strerror(errno));
                 _exit(EXIT_WRAPPER);
@@ -241,15 +266,55 @@ static void child_exec(char **argv, const sigset_t *oldmask) {
         _exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 }
 
+/* What the kernel or a user sent, taken from the signalfd; false when the
+ * command has ended (its status in *STATUS). */
+static bool on_signal(int sfd, int fd, int vt, pid_t pid, struct vtseat *seat, int *status) {
+        struct signalfd_siginfo si;
+        pid_t w;
+
+        if (read(sfd, &si, sizeof si) != (ssize_t) sizeof si)
+                return true;
+        switch (si.ssi_signo) {
+        case SIG_RELEASE:
+                /* another VT is asked for: the compositor lets go of the
+                 * devices first, then it comes to the front */
+                if (seat)
+                        vtseat_disable(seat, SEAT_ACK_TIMEOUT_MS);
+                if (ioctl(fd, VT_RELDISP, 1) < 0)
+                        fprintf(stderr, PROG ": tty%d: allowing a VT switch: %s\n", vt,
+                                strerror(errno));
+                return true;
+        case SIG_ACQUIRE:
+                (void) ioctl(fd, VT_RELDISP, VT_ACKACQ);
+                if (seat)
+                        vtseat_enable(seat, SEAT_GRANT_TIMEOUT_MS);
+                return true;
+        case SIGCHLD:
+                w = waitpid(pid, status, WNOHANG);
+                if (w == pid)
+                        return false;
+                if (w < 0 && errno != EINTR) {
+                        fprintf(stderr, PROG ": waitpid: %s\n", strerror(errno));
+                        *status = EXIT_WRAPPER << 8;
+                        return false;
+                }
+                return true;
+        default:
+                (void) kill(pid, (int) si.ssi_signo);
+                return true;
+        }
+}
+
 int main(int argc, char **argv) {
         static const struct option opts[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                { "reset", required_argument, NULL, 'r' },
-                {},
+                { "help", no_argument, NULL, 'h' },        { "version", no_argument, NULL, 'V' },
+                { "reset", required_argument, NULL, 'r' }, { "seat", no_argument, NULL, 's' },
+                { "no-seat", no_argument, NULL, 'n' },     {},
         };
+        static struct vtseat seat_storage;
+        struct vtseat *seat = NULL;
         sigset_t mask, oldmask;
-        int c, fd, vt = 0, mode, kbmode, status = 0;
+        int c, fd, sfd, vt = 0, mode, kbmode, status = 0, want_seat = -1;
         struct vt_mode vtmode,
                 process = {
                         .mode = VT_PROCESS,
@@ -273,6 +338,12 @@ int main(int argc, char **argv) {
                                 return 2;
                         }
                         return reset(optarg);
+                case 's':
+                        want_seat = 1;
+                        break;
+                case 'n':
+                        want_seat = 0;
+                        break;
                 default:
                         usage(stderr);
                         return 2;
@@ -282,6 +353,8 @@ int main(int argc, char **argv) {
                 usage(stderr);
                 return 2;
         }
+        if (want_seat < 0)
+                want_seat = SEAT_BY_DEFAULT && !getenv("LIBSEAT_BACKEND");
         if (geteuid() != getuid() || getegid() != getgid()) {
                 fprintf(stderr, PROG ": refusing to run set-user-ID or set-group-ID\n");
                 return EXIT_WRAPPER;
@@ -305,27 +378,41 @@ int main(int argc, char **argv) {
         }
         if (mode != KD_TEXT)
                 fprintf(stderr, PROG ": warning: tty%d is already in graphics mode\n", vt);
+        if (want_seat) {
+                seat = &seat_storage;
+                if (vtseat_listen(seat, fd, vt) < 0) {
+                        vtseat_close(seat);
+                        return EXIT_WRAPPER;
+                }
+        }
 
         /* From here to the end the forwarded signals and the VT's are only
-         * taken by sigwaitinfo below: none can end us between setting the
-         * modes and restoring them. */
+         * taken from the signalfd below: none can end us between setting
+         * the modes and restoring them. */
         sigemptyset(&mask);
         for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
                 sigaddset(&mask, forwarded[i]);
         sigaddset(&mask, SIGCHLD);
         sigaddset(&mask, SIG_RELEASE);
         sigaddset(&mask, SIG_ACQUIRE);
-        if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0) {
-                fprintf(stderr, PROG ": sigprocmask: %s\n", strerror(errno));
+        if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0 ||
+            (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+                fprintf(stderr, PROG ": signals: %s\n", strerror(errno));
+                if (seat)
+                        vtseat_close(seat);
                 return EXIT_WRAPPER;
         }
         if (ioctl(fd, VT_SETMODE, &process) < 0) {
                 fprintf(stderr, PROG ": tty%d: handling its VT switches: %s\n", vt,
                         strerror(errno));
+                if (seat)
+                        vtseat_close(seat);
                 return EXIT_WRAPPER;
         }
         if (set_modes(fd, vt, KD_GRAPHICS, K_OFF) < 0) {
                 restore(fd, vt, mode, kbmode, &vtmode);
+                if (seat)
+                        vtseat_close(seat);
                 return EXIT_WRAPPER;
         }
 
@@ -333,46 +420,39 @@ int main(int argc, char **argv) {
         if (pid < 0) {
                 fprintf(stderr, PROG ": fork: %s\n", strerror(errno));
                 restore(fd, vt, mode, kbmode, &vtmode);
+                if (seat)
+                        vtseat_close(seat);
                 return EXIT_WRAPPER;
         }
         if (pid == 0)
-                child_exec(argv + optind, &oldmask);
+                child_exec(argv + optind, &oldmask, seat);
 
         for (;;) {
-                siginfo_t si;
-                bool block = false;
-                pid_t w;
+                struct pollfd p[3] = {
+                        { .fd = sfd, .events = POLLIN },
+                        { .fd = seat ? seat->listen_fd : -1, .events = POLLIN },
+                        { .fd = seat ? seat->client_fd : -1, .events = POLLIN },
+                };
 
-                c = sigwaitinfo(&mask, &si);
-                if (c < 0 && errno == EINTR)
-                        continue;
-                if (c < 0) {
-                        fprintf(stderr, PROG ": sigwaitinfo: %s\n", strerror(errno));
+                if (poll(p, 3, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        fprintf(stderr, PROG ": poll: %s\n", strerror(errno));
                         (void) kill(pid, SIGTERM);
-                        block = true;
-                } else if (c == SIG_RELEASE) {
-                        /* another VT is asked for: let it come to the front */
-                        if (ioctl(fd, VT_RELDISP, 1) < 0)
-                                fprintf(stderr, PROG ": tty%d: allowing a VT switch: %s\n", vt,
-                                        strerror(errno));
-                        continue;
-                } else if (c == SIG_ACQUIRE) {
-                        (void) ioctl(fd, VT_RELDISP, VT_ACKACQ);
-                        continue;
-                } else if (c != SIGCHLD) {
-                        (void) kill(pid, c);
-                        continue;
-                }
-                w = waitpid(pid, &status, block ? 0 : WNOHANG);
-                if (w == pid)
-                        break;
-                if (w < 0 && errno != EINTR) {
-                        fprintf(stderr, PROG ": waitpid: %s\n", strerror(errno));
-                        status = EXIT_WRAPPER << 8;
+                        if (waitpid(pid, &status, 0) < 0)
+                                status = EXIT_WRAPPER << 8;
                         break;
                 }
+                if (p[2].revents)
+                        vtseat_client_input(seat);
+                if (p[1].revents & POLLIN)
+                        vtseat_accept(seat);
+                if ((p[0].revents & POLLIN) && !on_signal(sfd, fd, vt, pid, seat, &status))
+                        break;
         }
 
+        if (seat)
+                vtseat_close(seat);
         restore(fd, vt, mode, kbmode, &vtmode);
         (void) close(fd);
         if (WIFSIGNALED(status))

@@ -12,11 +12,17 @@
 #include <linux/kd.h>
 #include <linux/vt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +32,11 @@
 
 static const char *wrapper;
 static char self[4096];
+static char seat_client[4096];
+/* For the seat cases: XDG_RUNTIME_DIR of the wrapper (NULL: unset) and the
+ * read end of a pipe that becomes its fd 3 (-1: none). */
+static const char *runtime_dir;
+static int cmd_fd = -1;
 
 /* The probe: prints "KDGETMODE KDGKBMODE VT_GETMODE LIBSEAT_BACKEND pid"
  * of its controlling tty, then exits with the status given, or with "wait"
@@ -80,8 +91,17 @@ static struct run start(enum ctty ctty, uid_t uid, const char *backend, const ch
                         fd = open(ptsname(m), O_RDWR);
                 } else if (ctty == CTTY_VT)
                         fd = open(h_vt_path(0), O_RDWR);
-                if (ctty != CTTY_NONE && (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0))
-                        _exit(91);
+                if (ctty != CTTY_NONE && fd < 0)
+                        _exit(97);
+                /* (a wrapper of a failed case may still be ending: the VT is
+                 * free once it has) */
+                for (int i = 0; ctty != CTTY_NONE && ioctl(fd, TIOCSCTTY, 0) < 0; i++) {
+                        if (errno != EPERM || i == 300) {
+                                fprintf(stderr, "TIOCSCTTY: %s\n", strerror(errno));
+                                _exit(91);
+                        }
+                        usleep(10000);
+                }
                 /* stdin stays on it, as in a login: the tty's last close
                  * would end it being our controlling tty */
                 if (fd >= 0 && (dup2(fd, 0) < 0 || close(fd) < 0))
@@ -90,10 +110,21 @@ static struct run start(enum ctty ctty, uid_t uid, const char *backend, const ch
                         _exit(92);
                 if (uid && (setgid(uid) < 0 || setgroups(0, NULL) < 0 || setuid(uid) < 0))
                         _exit(93);
+                /* a case that fails ends its process, not the wrapper it
+                 * started: this ends it too (set after setuid, which
+                 * clears it) */
+                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+                        _exit(98);
                 if (backend)
                         (void) setenv("LIBSEAT_BACKEND", backend, 1);
                 else
                         (void) unsetenv("LIBSEAT_BACKEND");
+                if (runtime_dir)
+                        (void) setenv("XDG_RUNTIME_DIR", runtime_dir, 1);
+                else
+                        (void) unsetenv("XDG_RUNTIME_DIR");
+                if (cmd_fd >= 0 && dup2(cmd_fd, 3) < 0)
+                        _exit(96);
                 (void) signal(SIGPIPE, SIG_DFL);
                 for (; *args && n < 15; args++)
                         argv[n++] = *args;
@@ -239,7 +270,7 @@ START_TEST(test_usage) {
         ck_assert_int_eq(run(CTTY_NONE, (const char *[]) { "--bogus", "true", NULL }, NULL, NULL),
                          2);
         ck_assert_int_eq(run(CTTY_NONE, (const char *[]) { "--help", NULL }, &out, NULL), 0);
-        ck_assert_ptr_nonnull(strstr(out, "usage: xdevices-vt-run COMMAND"));
+        ck_assert_ptr_nonnull(strstr(out, "usage: xdevices-vt-run [--seat|--no-seat] COMMAND"));
         ck_assert_int_eq(run(CTTY_NONE, (const char *[]) { "--version", NULL }, &out, NULL), 0);
         ck_assert_ptr_nonnull(strstr(out, PACKAGE_VERSION));
         ck_assert_int_eq(run(CTTY_NONE, (const char *[]) { "--reset", "/dev/tty5", "x", NULL },
@@ -416,6 +447,302 @@ START_TEST(test_vt_process_refused) {
 }
 END_TEST
 
+/* The seat (--seat) with the real libseat in seat-client: alice's wrapper
+ * on the test VT, its XDG_RUNTIME_DIR made as a login has it. */
+#define SEAT_DIR H_ROOT "/xdg-alice"
+
+static int cmd_w = -1;
+static int orig_vt;
+static pid_t seat_pid; /* the wrapper of a seat case, ended by the teardown if a case failed */
+
+static int active_vt(void) {
+        struct vt_stat st;
+        int fd = open("/dev/tty0", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ioctl(fd, VT_GETSTATE, &st), 0);
+        (void) close(fd);
+        return st.v_active;
+}
+
+static void activate(int vt) {
+        int fd = open("/dev/tty0", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ioctl(fd, VT_ACTIVATE, vt), 0);
+        (void) close(fd);
+}
+
+/* Waits (at most 10 s) until VT is in front. */
+static void wait_active(int vt) {
+        for (int i = 0; i < 1000 && active_vt() != vt; i++)
+                usleep(10000);
+        ck_assert_int_eq(active_vt(), vt);
+}
+
+/* The next line of FD, waited for at most 10 s; "" at the end or on time out. */
+static char *next_line(int fd) {
+        static char line[512];
+        size_t n = 0;
+
+        while (n < sizeof line - 1) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+
+                if (poll(&p, 1, 10000) <= 0 || read(fd, line + n, 1) != 1)
+                        break;
+                if (line[n] == '\n')
+                        break;
+                n++;
+        }
+        line[n] = '\0';
+        return line;
+}
+
+static void expect_line(struct run *r, const char *want) {
+        char *got = next_line(r->out);
+
+        ck_assert_msg(strcmp(got, want) == 0, "seat-client said \"%s\", not \"%s\"", got, want);
+}
+
+/* The seat-client's answer to "open PATH": refused with errno WANT or
+ * ALSO. (libseat 0.9.1 loses the errno of an error reply: it reads on
+ * after it and leaves EAGAIN; its refusal shows all the same.) */
+static void expect_refused(struct run *r, const char *path, int want, int also) {
+        char *line = next_line(r->out), p[300];
+        int err;
+
+        ck_assert_msg(sscanf(line, "open %299s error %d", p, &err) == 2 && strcmp(p, path) == 0,
+                      "seat-client said \"%s\" to open %s", line, path);
+        ck_assert_msg(err == want || err == also || err == EAGAIN,
+                      "open %s: error %d, not %d or %d", path, err, want, also);
+}
+
+__attribute__((format(printf, 1, 2))) static void send_cmd(const char *fmt, ...) {
+        va_list ap;
+        char buf[300];
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        ck_assert_int_eq(write(cmd_w, buf, (size_t) n), n);
+}
+
+static void seat_setup(void) {
+        int p[2];
+
+        vt_setup();
+        if (mkdir(SEAT_DIR, 0700) < 0)
+                ck_assert_int_eq(errno, EEXIST);
+        ck_assert_int_eq(chown(SEAT_DIR, H_UID_ALICE, H_UID_ALICE), 0);
+        ck_assert_int_eq(chmod(SEAT_DIR, 0700), 0);
+        ck_assert_int_eq(pipe(p), 0);
+        cmd_fd = p[0];
+        cmd_w = p[1];
+        runtime_dir = SEAT_DIR;
+        /* the console's VT in front, to be put back after; a test VT left
+         * in front (a case that failed) is not one: tty1 then */
+        orig_vt = active_vt();
+        if (orig_vt >= h_vt && orig_vt < h_vt + H_N_VTS)
+                orig_vt = 1;
+        if (active_vt() == h_vt) {
+                activate(h_vt + 2);
+                wait_active(h_vt + 2);
+        }
+}
+
+static void seat_teardown(void) {
+        if (seat_pid > 0 && kill(seat_pid, SIGTERM) == 0)
+                (void) waitpid(seat_pid, NULL, 0);
+        seat_pid = 0;
+        (void) close(cmd_fd);
+        (void) close(cmd_w);
+        cmd_fd = cmd_w = -1;
+        runtime_dir = NULL;
+        activate(orig_vt);
+        wait_active(orig_vt);
+}
+
+/* Starts the wrapper with the seat and seat-client (ARG: "ack" or
+ * "noack"), the test VT not in front; the client has the seat open. */
+static struct run seat_start(const char *arg) {
+        struct run r = start(CTTY_VT, H_UID_ALICE, NULL,
+                             (const char *[]) { "--seat", seat_client, arg, NULL });
+
+        seat_pid = r.pid;
+        expect_line(&r, "opened seat0");
+        return r;
+}
+
+static void seat_quit(struct run *r) {
+        char *err, sock[128];
+
+        send_cmd("quit\n");
+        ck_assert_msg(finish(r, NULL, &err) == 0, "stderr: %s", err);
+        seat_pid = 0;
+        /* the socket went with the wrapper */
+        (void) snprintf(sock, sizeof sock, SEAT_DIR "/xdevices-seat-tty%d", h_vt);
+        ck_assert_int_eq(access(sock, F_OK), -1);
+}
+
+/* A switch to the wrapper's VT enables the seat; what the seat opens and
+ * refuses; a switch away asked for by the compositor (SWITCH_SESSION)
+ * disables it, and the compositor's ack comes before the switch; a switch
+ * back enables it again. */
+START_TEST(test_seat_roundtrip) {
+        char want[128];
+        struct run r = seat_start("ack");
+        int fd;
+
+        ck_assert_int_ne(active_vt(), h_vt);
+        activate(h_vt);
+        wait_active(h_vt);
+        expect_line(&r, "enable");
+
+        /* not a node the seat serves: ENOENT, as seatd answers */
+        send_cmd("open /dev/null\n");
+        expect_refused(&r, "/dev/null", ENOENT, ENOENT);
+        send_cmd("open /dev/input/event0/../event1\n");
+        expect_refused(&r, "/dev/input/event0/../event1", ENOENT, ENOENT);
+        send_cmd("open /dev/dri/../input/event0\n");
+        expect_refused(&r, "/dev/dri/../input/event0", ENOENT, ENOENT);
+        /* a symlink in the node's place is not followed (O_PATH|O_NOFOLLOW
+         * opens the link itself, not a character device): ENODEV */
+        ck_assert_int_eq(symlink("/dev/null", "/dev/input/event9"), 0);
+        send_cmd("open /dev/input/event9\n");
+        expect_refused(&r, "/dev/input/event9", ENODEV, ENODEV);
+        ck_assert_int_eq(unlink("/dev/input/event9"), 0);
+        /* the memory device /dev/null is under a DRM name: refused
+         * (opened, it would have given an fd) */
+        ck_assert_int_eq(mknod("/dev/dri/card7", S_IFCHR | 0666, makedev(1, 3)), 0);
+        send_cmd("open /dev/dri/card7\n");
+        expect_refused(&r, "/dev/dri/card7", ENODEV, ENODEV);
+        ck_assert_int_eq(unlink("/dev/dri/card7"), 0);
+        /* an input node alice may open: the kernel has no such device on
+         * this host, and its error comes back (ENODEV or ENXIO) */
+        fd = open("/dev/input/event0", O_PATH | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        (void) close(fd);
+        ck_assert_int_eq(chmod("/dev/input/event0", 0666), 0);
+        send_cmd("open /dev/input/event0\n");
+        expect_refused(&r, "/dev/input/event0", ENODEV, ENXIO);
+        ck_assert_int_eq(chmod("/dev/input/event0", 0660), 0);
+        send_cmd("close 42\n");
+        expect_line(&r, "close 42 -1");
+
+        /* the compositor's own VT key: SWITCH_SESSION */
+        send_cmd("switch %d\n", h_vt + 1);
+        (void) snprintf(want, sizeof want, "switch %d 0", h_vt + 1);
+        expect_line(&r, want);
+        expect_line(&r, "disable");
+        wait_active(h_vt + 1);
+        /* back: the grant is there (no xdevicesd here), enabled at once */
+        activate(h_vt);
+        wait_active(h_vt);
+        expect_line(&r, "enable");
+        /* and a switch asked for by someone else (chvt) */
+        activate(h_vt + 1);
+        expect_line(&r, "disable");
+        wait_active(h_vt + 1);
+        activate(h_vt);
+        expect_line(&r, "enable");
+        seat_quit(&r);
+        assert_text_again();
+}
+END_TEST
+
+/* A compositor that does not ack: the switch waits for it, then goes
+ * through, logged; the seat comes back on the return. */
+START_TEST(test_seat_no_ack) {
+        char *err;
+        struct run r = seat_start("noack");
+
+        activate(h_vt);
+        wait_active(h_vt);
+        expect_line(&r, "enable");
+        activate(h_vt + 1);
+        expect_line(&r, "disable");
+        /* the client has the event and did not ack: the switch is held */
+        ck_assert_int_eq(active_vt(), h_vt);
+        wait_active(h_vt + 1);
+        activate(h_vt);
+        wait_active(h_vt);
+        expect_line(&r, "enable");
+        send_cmd("quit\n");
+        ck_assert_int_eq(finish(&r, NULL, &err), 0);
+        ck_assert_msg(strstr(err, "did not ack the disable"), "stderr: %s", err);
+        assert_text_again();
+}
+END_TEST
+
+/* Only alice's own processes are served: root's connection is closed. */
+START_TEST(test_seat_peer_refused) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct run r = seat_start("ack");
+        char c, *err;
+        ssize_t n;
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        (void) snprintf(sa.sun_path, sizeof sa.sun_path, SEAT_DIR "/xdevices-seat-tty%d", h_vt);
+        ck_assert_int_ge(s, 0);
+        ck_assert_int_eq(connect(s, (struct sockaddr *) &sa, sizeof sa), 0);
+        /* OPEN_SEAT, if the wrapper has not closed it yet */
+        n = write(s, "\1\0\0\0", 4);
+        ck_assert_msg(n == 4 || (n < 0 && (errno == EPIPE || errno == ECONNRESET)), "write: %zd %s",
+                      n, strerror(errno));
+        /* closed with our request unread: a reset, or the end */
+        n = read(s, &c, 1);
+        ck_assert_msg(n == 0 || (n < 0 && errno == ECONNRESET), "read: %zd %s", n, strerror(errno));
+        (void) close(s);
+        send_cmd("quit\n");
+        ck_assert_int_eq(finish(&r, NULL, &err), 0);
+        ck_assert_msg(strstr(err, "refused a connection of uid 0"), "stderr: %s", err);
+}
+END_TEST
+
+/* The socket's directory must be alice's alone, and really a directory. */
+START_TEST(test_seat_runtime_dir_refused) {
+        char *err;
+        struct run r;
+
+        ck_assert_int_eq(chmod(SEAT_DIR, 0770), 0);
+        r = start(CTTY_VT, H_UID_ALICE, NULL, (const char *[]) { "--seat", "true", NULL });
+        ck_assert_int_eq(finish(&r, NULL, &err), 125);
+        ck_assert_msg(strstr(err, "is not ours alone"), "stderr: %s", err);
+        ck_assert_int_eq(chmod(SEAT_DIR, 0700), 0);
+        ck_assert_int_eq(chown(SEAT_DIR, H_UID_BOB, H_UID_BOB), 0);
+        r = start(CTTY_VT, H_UID_ALICE, NULL, (const char *[]) { "--seat", "true", NULL });
+        ck_assert_int_eq(finish(&r, NULL, &err), 125);
+        ck_assert_msg(strstr(err, "is not ours alone"), "stderr: %s", err);
+        ck_assert_int_eq(chown(SEAT_DIR, H_UID_ALICE, H_UID_ALICE), 0);
+        ck_assert_int_eq(symlink(SEAT_DIR, H_ROOT "/xdg-link"), 0);
+        runtime_dir = H_ROOT "/xdg-link";
+        r = start(CTTY_VT, H_UID_ALICE, NULL, (const char *[]) { "--seat", "true", NULL });
+        ck_assert_int_eq(finish(&r, NULL, &err), 125);
+        ck_assert_msg(strstr(err, "XDG_RUNTIME_DIR " H_ROOT "/xdg-link"), "stderr: %s", err);
+        ck_assert_int_eq(unlink(H_ROOT "/xdg-link"), 0);
+        runtime_dir = NULL;
+        r = start(CTTY_VT, H_UID_ALICE, NULL, (const char *[]) { "--seat", "true", NULL });
+        ck_assert_int_eq(finish(&r, NULL, &err), 125);
+        ck_assert_msg(strstr(err, "XDG_RUNTIME_DIR is not set"), "stderr: %s", err);
+        assert_text_again();
+}
+END_TEST
+
+/* --seat hands the child the socket; without it the old default stays. */
+START_TEST(test_seat_env) {
+        char *out;
+        int mode, kbmode, pid;
+        char backend[64];
+        struct run r = start(CTTY_VT, H_UID_ALICE, NULL,
+                             (const char *[]) { "--seat", self, "--probe", NULL });
+
+        ck_assert_int_eq(finish(&r, &out, NULL), 0);
+        ck_assert_int_eq(sscanf(out, "%d %d %*d %63s %d", &mode, &kbmode, backend, &pid), 4);
+        ck_assert_str_eq(backend, "seatd");
+}
+END_TEST
+
 static Suite *vtrun_suite(bool vt) {
         Suite *s = suite_create("xdevices-vt-run");
         TCase *tc = tcase_create("refusals");
@@ -437,12 +764,24 @@ static Suite *vtrun_suite(bool vt) {
                 tcase_add_test(tc, test_vt_wrapper_killed_then_reset);
                 tcase_add_test(tc, test_vt_process_refused);
                 suite_add_tcase(s, tc);
+                if (seat_client[0]) {
+                        tc = tcase_create("seat");
+                        tcase_add_checked_fixture(tc, seat_setup, seat_teardown);
+                        tcase_set_timeout(tc, 60);
+                        tcase_add_test(tc, test_seat_roundtrip);
+                        tcase_add_test(tc, test_seat_no_ack);
+                        tcase_add_test(tc, test_seat_peer_refused);
+                        tcase_add_test(tc, test_seat_runtime_dir_refused);
+                        tcase_add_test(tc, test_seat_env);
+                        suite_add_tcase(s, tc);
+                }
         }
         return s;
 }
 
 int main(int argc, char **argv) {
         bool vt = geteuid() == 0;
+        const char *seat;
         ssize_t n;
         int ret;
 
@@ -467,6 +806,15 @@ int main(int argc, char **argv) {
                     copy_exe(self, H_ROOT "/bin/test-vtrun") < 0)
                         return 99;
                 wrapper = H_ROOT "/bin/xdevices-vt-run";
+                seat = getenv("XDEV_SEAT_CLIENT");
+                if (seat && access(seat, X_OK) == 0) {
+                        if (copy_exe(seat, H_ROOT "/bin/seat-client") < 0)
+                                return 99;
+                        strcpy(seat_client, H_ROOT "/bin/seat-client");
+                } else
+                        fprintf(stderr,
+                                "no seat-client (libseat-dev missing): the seat cases "
+                                "are skipped\n");
                 strcpy(self, H_ROOT "/bin/test-vtrun");
                 if (chown(h_vt_path(0), H_UID_ALICE, H_UID_ALICE) < 0)
                         return 99;

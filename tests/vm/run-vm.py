@@ -45,6 +45,7 @@ NAMES = {
     "r1": "roundtrip-xorg-stock",
     "r2": "roundtrip-xorg-patched",
     "w1": "wayland-sway",
+    "w2": "roundtrip-sway",
 }
 DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 
