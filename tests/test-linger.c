@@ -888,7 +888,9 @@ START_TEST(test_logout_grace_period_keeps_nobody_waiting) {
         ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "");
         ck_assert_msg(h_session_running(a),
                       "alice's close did not wait for her holder, which ignores SIGTERM");
-        ck_assert_msg(state_has("sweep uid=61001 ", true, 0),
+        /* the record is saved after the grant's changes, before the lock
+         * is let go: bounded wait, not a race with the ACL seen above */
+        ck_assert_msg(state_has("sweep uid=61001 ", true, 5000),
                       "alice's sweep in its grace period is not in the state");
         const char *env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
         const char *st[] = { helper(), "--conf=" H_CONF, "status", NULL };
