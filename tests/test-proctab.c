@@ -24,6 +24,11 @@
 #include "proctab.h"
 #include "runner.h"
 
+/* uids of this test alone: a sweep or a listing must not meet the
+ * processes of the other test programs (they use the harness's uids) */
+#define PT_UID_A 61071
+#define PT_UID_B 61072
+
 /* A child that takes the uids given, tells the parent, and waits for its
  * pipe to close (or to be killed). */
 struct kid {
@@ -109,19 +114,19 @@ START_TEST(test_table_follows_fork_uid_changes_and_exit) {
 
         /* alice's child, and the grandchild it forks; bob's child; a root
          * child that only borrows alice's fsuid */
-        struct kid a = kid_start(H_UID_ALICE, H_UID_ALICE, H_UID_ALICE, true);
-        struct kid b = kid_start(H_UID_BOB, H_UID_BOB, H_UID_BOB, false);
-        ck_assert(listed(t, H_UID_ALICE, a.pid, NULL));
-        ck_assert(!listed(t, H_UID_ALICE, b.pid, NULL));
-        ck_assert(listed(t, H_UID_BOB, b.pid, NULL));
-        ck_assert(!listed(t, H_UID_BOB, a.pid, NULL));
-        ck_assert_msg(!listed(t, H_UID_ALICE, getpid(), NULL), "root's own process was listed");
+        struct kid a = kid_start(PT_UID_A, PT_UID_A, PT_UID_A, true);
+        struct kid b = kid_start(PT_UID_B, PT_UID_B, PT_UID_B, false);
+        ck_assert(listed(t, PT_UID_A, a.pid, NULL));
+        ck_assert(!listed(t, PT_UID_A, b.pid, NULL));
+        ck_assert(listed(t, PT_UID_B, b.pid, NULL));
+        ck_assert(!listed(t, PT_UID_B, a.pid, NULL));
+        ck_assert_msg(!listed(t, PT_UID_A, getpid(), NULL), "root's own process was listed");
         ck_assert_msg(!any_kernel_thread(t, 0), "a kernel thread was listed");
 
         /* the grandchild: found by its parent's uids, copied at the fork */
         pid_t *v;
         size_t n, grandchildren = 0;
-        ck_assert_int_eq(xdev_proctab_pids(t, H_UID_ALICE, &v, &n), 0);
+        ck_assert_int_eq(xdev_proctab_pids(t, PT_UID_A, &v, &n), 0);
         for (size_t i = 0; i < n; i++) {
                 struct xdev_proc_stat ps;
                 char path[64], buf[256];
@@ -152,27 +157,27 @@ START_TEST(test_table_follows_fork_uid_changes_and_exit) {
                 (void) close(go[1]);
                 (void) close(done[0]);
                 (void) read(go[0], &c, 1);
-                (void) setfsuid(H_UID_ALICE);
+                (void) setfsuid(PT_UID_A);
                 (void) write(done[1], "x", 1);
                 (void) read(go[0], &c, 1);
                 _exit(0);
         }
         xdev_proctab_stats(t, &st);
-        ck_assert_msg(st.fsuid_events || listed(t, H_UID_ALICE, r, NULL),
+        ck_assert_msg(st.fsuid_events || listed(t, PT_UID_A, r, NULL),
                       "no setfsuid event on this kernel, and CAP_SETUID processes were not listed");
         if (st.fsuid_events)
-                ck_assert(!listed(t, H_UID_ALICE, r, NULL));
+                ck_assert(!listed(t, PT_UID_A, r, NULL));
         ck_assert_int_eq(write(go[1], "x", 1), 1);
         ck_assert_int_eq(read(done[0], &c, 1), 1);
-        ck_assert_msg(listed(t, H_UID_ALICE, r, NULL), "a setfsuid(alice) was missed");
+        ck_assert_msg(listed(t, PT_UID_A, r, NULL), "a setfsuid(alice) was missed");
         (void) close(go[1]);
         (void) waitpid(r, NULL, 0);
 
         /* exits: gone from the table once reaped */
         kid_end(&a);
-        ck_assert(!listed(t, H_UID_ALICE, a.pid, NULL));
+        ck_assert(!listed(t, PT_UID_A, a.pid, NULL));
         kid_end(&b);
-        ck_assert(!listed(t, H_UID_BOB, b.pid, NULL));
+        ck_assert(!listed(t, PT_UID_B, b.pid, NULL));
         xdev_proctab_stats(t, &st);
         ck_assert_uint_gt(st.events, 0);
         ck_assert_uint_eq(st.reseeds, 0);
@@ -196,7 +201,7 @@ START_TEST(test_lost_events_reseed_the_table) {
         }
         for (size_t i = 0; i < 300; i++)
                 (void) waitpid(storm[i], NULL, 0);
-        struct kid a = kid_start(H_UID_ALICE, H_UID_ALICE, H_UID_ALICE, false);
+        struct kid a = kid_start(PT_UID_A, PT_UID_A, PT_UID_A, false);
         for (size_t i = 0; i < 300; i++) {
                 storm[i] = fork();
                 ck_assert_int_ge(storm[i], 0);
@@ -205,14 +210,13 @@ START_TEST(test_lost_events_reseed_the_table) {
         }
         for (size_t i = 0; i < 300; i++)
                 (void) waitpid(storm[i], NULL, 0);
-        ck_assert_msg(listed(t, H_UID_ALICE, a.pid, NULL),
-                      "alice's process was lost with the events");
+        ck_assert_msg(listed(t, PT_UID_A, a.pid, NULL), "alice's process was lost with the events");
         xdev_proctab_stats(t, &st);
         ck_assert_msg(st.overflow > 0 && st.reseeds > 0,
                       "the queue did not overflow (%u) or the table was not reseeded (%u)",
                       st.overflow, st.reseeds);
         kid_end(&a);
-        ck_assert(!listed(t, H_UID_ALICE, a.pid, NULL));
+        ck_assert(!listed(t, PT_UID_A, a.pid, NULL));
         xdev_proctab_free(t);
 }
 END_TEST
@@ -275,21 +279,21 @@ START_TEST(test_sweep_fed_by_the_table_finds_what_the_walk_finds) {
                 int fd = open("/dev/tty0", O_RDONLY | O_NOCTTY | O_NONBLOCK);
                 (void) fd;
                 (void) close(pfd[1]);
-                if (setresuid(H_UID_ALICE, H_UID_ALICE, H_UID_ALICE) < 0)
+                if (setresuid(PT_UID_A, PT_UID_A, PT_UID_A) < 0)
                         _exit(1);
                 (void) read(pfd[0], &c, 1);
                 _exit(0);
         }
         (void) close(pfd[0]);
         /* let it open and drop its uids */
-        for (int i = 0; i < 200 && !listed(t, H_UID_ALICE, holder, NULL); i++)
+        for (int i = 0; i < 200 && !listed(t, PT_UID_A, holder, NULL); i++)
                 usleep(5000);
 
         struct xdev_linger_opts opts = { .policy = XDEV_LINGER_REVOKE,
                                          .report_only = true,
                                          .report = &rep_full,
                                          .has_only = true,
-                                         .only_uid = H_UID_ALICE };
+                                         .only_uid = PT_UID_A };
         ck_assert_int_eq(xdev_linger_sweep(&tgt, 1, &opts, NULL, &full), 0);
         xdev_proctab_source(t, &src);
         opts.procs = &src;
