@@ -31,6 +31,7 @@ enum {
         E_KERNEL = 1u << 1,   /* a kernel thread: never listed */
         E_SETID = 1u << 2,    /* CAP_SETUID permitted: may take any fsuid silently */
         E_EXITING = 1u << 3,  /* its leader exited: gone, or a zombie with threads */
+        E_UNREAD = 1u << 5,   /* its status could not be parsed: listed for every uid */
         E_TOMBSTONE = 1u << 4 /* a removed slot (open addressing) */
 };
 
@@ -158,14 +159,14 @@ static int read_proc(struct xdev_proctab *t, struct entry *e) {
         if (n <= 0)
                 return -ESRCH;
         buf[n] = '\0';
-        if (!(p = field(buf, "\nPPid:")) || sscanf(p, "%lu", &ppid) != 1)
+        if (!(p = field(buf, "\nPPid:")) || sscanf(p, "%lu", &ppid) != 1 ||
+            !(p = field(buf, "\nUid:")) ||
+            sscanf(p, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) != 4 ||
+            !(p = field(buf, "\nCapPrm:")) || sscanf(p, "%llx", &caps) != 1) {
+                e->flags |= E_UNREAD; /* unknown uids: the sweep reads it */
                 return -EIO;
-        if (!(p = field(buf, "\nUid:")) ||
-            sscanf(p, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) != 4)
-                return -EIO;
-        if (!(p = field(buf, "\nCapPrm:")) || sscanf(p, "%llx", &caps) != 1)
-                return -EIO;
-        e->flags &= ~(E_KERNEL | E_SETID);
+        }
+        e->flags &= ~(E_KERNEL | E_SETID | E_UNREAD);
         /* kthreadd's children are kernel threads; pid 2 itself */
         if (e->pid == KTHREADD_PID || ppid == KTHREADD_PID)
                 e->flags |= E_KERNEL;
@@ -249,7 +250,7 @@ static void apply(struct xdev_proctab *t, const struct proc_event *ev) {
                            parent->read_ns <= when) {
                         /* the child has its parent's credentials of that
                          * moment; a change after it comes as an event */
-                        e->flags = E_USED | (parent->flags & E_SETID);
+                        e->flags = E_USED | (parent->flags & (E_SETID | E_UNREAD));
                         memcpy(e->uid, parent->uid, sizeof e->uid);
                         e->read_ns = 0;
                 } else {
@@ -477,8 +478,8 @@ static bool may_be(struct xdev_proctab *t, struct entry *e, uid_t uid) {
 
         if (e->flags & E_KERNEL)
                 return false;
-        match = ((e->flags & E_SETID) && !t->fsuid_events) || e->uid[0] == uid ||
-                e->uid[1] == uid || e->uid[2] == uid || e->uid[3] == uid;
+        match = ((e->flags & E_SETID) && !t->fsuid_events) || (e->flags & E_UNREAD) ||
+                e->uid[0] == uid || e->uid[1] == uid || e->uid[2] == uid || e->uid[3] == uid;
         /* a leader that exited: kept while its pid is taken (a zombie, or
          * a group whose other threads run on, holding their fd table) */
         if ((e->flags & E_EXITING) && kill(e->pid, 0) < 0 && errno == ESRCH) {
