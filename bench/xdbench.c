@@ -1456,7 +1456,7 @@ int main(int argc, char **argv) {
         if (l <= 0)
                 die("/proc/self/exe");
         self_exe[l] = '\0';
-        helper_path = getenv("XDEV_HELPER") ? getenv("XDEV_HELPER") : "../pam_xdevices/xdevices";
+        helper_path = getenv("XDEV_HELPER") ? getenv("XDEV_HELPER") : "../xdevices/xdevices";
         if (access("/usr/bin/strace", X_OK) || access("/usr/bin/valgrind", X_OK) ||
             access("/usr/bin/setfacl", X_OK)) {
                 fprintf(stderr,

@@ -3,6 +3,7 @@
 # CI gates: gcc and clang -Werror builds in their own build trees, the
 # package's build (Debian's hardening flags from dpkg-buildflags, as
 # debian/rules gets them, plus -Werror; no tests), cppcheck clean, no whitespace errors, the style (tools/format-check.sh),
+# the core's includes (tools/check-includes.sh: no PAM or daemon header in libxdev/),
 # make distcheck. Prints each gate's
 # time and ends with "N passed, N failed". Run from anywhere in the tree.
 # Debian: apt-get install gcc clang cppcheck (plus the build dependencies).
@@ -69,8 +70,9 @@ build_debian_flags() {
 cppcheck_clean() {
 	cd "$top" && cppcheck --quiet --error-exitcode=1 --inline-suppr --std=c11 \
 		--enable=warning,portability,performance --suppress=missingIncludeSystem \
-		--suppress=unknownMacro -D__GNUC__ -DXDEV_FAULT_POINTS -I pam_xdevices -I tests -I tests/fuzz \
-		pam_xdevices/*.c tests/*.c tests/fuzz/*.c
+		--suppress=unknownMacro -D__GNUC__ -DXDEV_FAULT_POINTS -I libxdev -I xdevicesd -I xdevices-vt-run -I tests -I tests/fuzz \
+		libxdev/*.c pam_xdevices/*.c xdevices/*.c xdevicesd/*.c xdevices-vt-run/*.c tests/*.c \
+		tests/fuzz/*.c
 }
 
 # Whitespace errors (trailing blanks, space before tab, blank lines at EOF)
@@ -93,6 +95,7 @@ gate build-debian-flags build_debian_flags
 gate cppcheck cppcheck_clean
 gate whitespace whitespace_clean
 gate format sh "$top/tools/format-check.sh"
+gate core-includes sh "$top/tools/check-includes.sh"
 gate distcheck distcheck
 [ -n "$failed_names" ] && echo "failed gates:$failed_names"
 echo "$passed passed, $failed failed"

@@ -24,7 +24,7 @@
 
 static const char *helper(void) {
         const char *h = getenv("XDEV_HELPER");
-        return h ? h : "../pam_xdevices/xdevices";
+        return h ? h : "../xdevices/xdevices";
 }
 
 /* Runs "xdevices apply|forget PATH" with a udev-like environment. */

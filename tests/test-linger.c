@@ -839,7 +839,7 @@ END_TEST
 
 static const char *helper(void) {
         const char *h = getenv("XDEV_HELPER");
-        return h ? h : "../pam_xdevices/xdevices";
+        return h ? h : "../xdevices/xdevices";
 }
 
 static void conf_grace(const char *policy, unsigned grace_ms) {

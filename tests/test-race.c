@@ -35,7 +35,7 @@ static const char *const users[] = { "xdalice", "xdbob", "xdcarol" };
 
 static const char *helper(void) {
         const char *h = getenv("XDEV_HELPER");
-        return h ? h : "../pam_xdevices/xdevices";
+        return h ? h : "../xdevices/xdevices";
 }
 
 static int apply(const char *path) {
