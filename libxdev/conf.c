@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "vt.h"
 
 static const char *const class_names[_XDEV_CLASS_MAX] = {
         [XDEV_CLASS_VT] = "vt",
@@ -75,7 +76,7 @@ unsigned xdev_class_major(enum xdev_class c) {
         case XDEV_CLASS_VT:
         case XDEV_CLASS_CONSOLE:
         default:
-                return 4;
+                return XDEV_VT_MAJOR; /* tty0 is 4:0 */
         }
 }
 

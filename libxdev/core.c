@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -25,6 +26,7 @@
 #include "linger.h"
 #include "node.h"
 #include "tty.h"
+#include "vt.h"
 
 struct txn {
         struct xdev_store store;
@@ -112,14 +114,14 @@ static void recover_node(struct xdev_ctx *ctx, struct txn *t, const char *path,
  * marks grants leave. */
 static void recover_marks(struct xdev_ctx *ctx, struct txn *t) {
         struct xdev_device_list list = { 0 };
-        char path[32];
+        char path[XDEV_VT_PATH_MAX];
 
         if (xdev_devices_enumerate(&ctx->config, &list, &ctx->log) == 0)
                 for (size_t i = 0; i < list.n; i++)
                         recover_node(ctx, t, list.items[i].path, list.items[i].class);
         xdev_device_list_free(&list);
         for (unsigned vt = 1; vt <= XDEV_VT_MAX; vt++) {
-                (void) snprintf(path, sizeof path, "/dev/tty%u", vt);
+                xdev_vt_path(path, vt);
                 recover_node(ctx, t, path, XDEV_CLASS_VT);
         }
 }
@@ -561,7 +563,7 @@ static void plan_ledger(const struct xdev_ctx *ctx, struct txn *t) {
                 if (n->class == XDEV_CLASS_VT) {
                         const struct xdev_session *owner = NULL;
                         for (size_t j = 0; j < t->state.n_sessions; j++)
-                                if (n->rdev == makedev(4, t->state.sessions[j].vt))
+                                if (n->rdev == xdev_vt_devnum(t->state.sessions[j].vt))
                                         owner = &t->state.sessions[j];
                         if (owner)
                                 node_grant(n, owner->uid,
@@ -829,7 +831,7 @@ static void login_result(const struct txn *t, const struct xdev_login *login) {
                 const struct xdev_node *n = &t->state.nodes[i];
                 if (!n->granted || n->grantee != login->uid ||
                     (unsigned) n->class >= _XDEV_CLASS_MAX ||
-                    (n->class == XDEV_CLASS_VT && n->rdev != makedev(4, login->vt)))
+                    (n->class == XDEV_CLASS_VT && n->rdev != xdev_vt_devnum(login->vt)))
                         continue;
                 res->granted[n->class]++;
         }
@@ -880,9 +882,9 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 goto out;
         plan_ledger(ctx, &t);
         if (ctx->config.access[XDEV_CLASS_VT] != XDEV_ACCESS_OFF) {
-                char path[32];
-                (void) snprintf(path, sizeof path, "/dev/tty%u", login->vt);
-                r = ledger_want(ctx, &t, path, XDEV_CLASS_VT, makedev(4, login->vt), login->uid,
+                char path[XDEV_VT_PATH_MAX];
+                xdev_vt_path(path, login->vt);
+                r = ledger_want(ctx, &t, path, XDEV_CLASS_VT, xdev_vt_devnum(login->vt), login->uid,
                                 ctx->config.access[XDEV_CLASS_VT]);
                 if (r < 0)
                         goto rollback_nosave;
@@ -930,13 +932,16 @@ out:
  * VT at the end of its session as well). Not while another recorded
  * session is on that VT. */
 static void vt_reset(struct xdev_ctx *ctx, const struct txn *t, unsigned vt) {
-        unsigned what;
-        int r;
+        unsigned what = 0;
+        int fd, r;
 
         for (size_t i = 0; i < t->state.n_sessions; i++)
                 if (t->state.sessions[i].vt == vt)
                         return;
-        r = xdev_vt_reset_modes(vt, &what);
+        fd = xdev_vt_open(vt, O_NONBLOCK);
+        r = fd < 0 ? fd : xdev_vt_reset(fd, &what);
+        if (fd >= 0)
+                (void) close(fd);
         if (what) {
                 static const char *const names[] = { "graphics mode", "keyboard off or raw",
                                                      "switches held by a process" };

@@ -31,6 +31,7 @@
 
 #include "node.h"
 #include "tty.h"
+#include "vt.h"
 
 void xdev_dircache_done(struct xdev_dircache *c) {
         if (!c)
@@ -105,7 +106,7 @@ int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_clas
                 goto fail;
         if (major(st.st_rdev) != xdev_class_major(class))
                 goto fail;
-        if (class == XDEV_CLASS_VT && (minor(st.st_rdev) < 1 || minor(st.st_rdev) > XDEV_VT_MAX))
+        if (class == XDEV_CLASS_VT && !xdev_vt_from_devnum(st.st_rdev, NULL))
                 goto fail;
         if (class == XDEV_CLASS_CONSOLE && minor(st.st_rdev) != 0)
                 goto fail;
@@ -460,69 +461,6 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
                 mark_clear(fd);
 out:
         (void) acl_free(acl);
-        (void) close(fd);
-        return r;
-}
-
-/* The keyboard mode a VT starts in (the kernel's vt.default_utf8). */
-static int vt_default_kbmode(void) {
-        char c = '1';
-        int fd = open("/sys/module/vt/parameters/default_utf8", O_RDONLY | O_CLOEXEC);
-
-        if (fd >= 0) {
-                if (read(fd, &c, 1) != 1)
-                        c = '1';
-                (void) close(fd);
-        }
-        return c == '0' ? K_XLATE : K_UNICODE;
-}
-
-int xdev_vt_reset_modes(unsigned vt, unsigned *ret_what) {
-        char path[32], p[32];
-        struct vt_mode vtm;
-        struct stat st;
-        int pfd, fd, mode, kb, r = 0;
-
-        *ret_what = 0;
-        (void) snprintf(path, sizeof path, "/dev/tty%u", vt);
-        r = xdev_node_open(NULL, path, XDEV_CLASS_VT, &pfd, &st);
-        if (r < 0)
-                return r;
-        if (minor(st.st_rdev) != vt) {
-                (void) close(pfd);
-                return -ENOTTY;
-        }
-        fd_path(pfd, p);
-        fd = open(p, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-        r = fd < 0 ? -errno : 0;
-        (void) close(pfd);
-        if (fd < 0)
-                return r;
-        if (ioctl(fd, KDGETMODE, &mode) < 0 || ioctl(fd, KDGKBMODE, &kb) < 0 ||
-            ioctl(fd, VT_GETMODE, &vtm) < 0) {
-                r = -errno;
-                goto out;
-        }
-        if (kb != K_XLATE && kb != K_UNICODE) {
-                if (ioctl(fd, KDSKBMODE, vt_default_kbmode()) < 0)
-                        r = -errno;
-                else
-                        *ret_what |= XDEV_VT_LEFT_KEYBOARD;
-        }
-        if (mode != KD_TEXT) {
-                if (ioctl(fd, KDSETMODE, KD_TEXT) < 0)
-                        r = -errno;
-                else
-                        *ret_what |= XDEV_VT_LEFT_GRAPHICS;
-        }
-        if (vtm.mode != VT_AUTO) {
-                vtm = (struct vt_mode) { .mode = VT_AUTO };
-                if (ioctl(fd, VT_SETMODE, &vtm) < 0)
-                        r = -errno;
-                else
-                        *ret_what |= XDEV_VT_LEFT_PROCESS;
-        }
-out:
         (void) close(fd);
         return r;
 }

@@ -49,21 +49,3 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n);
  * keeps no trusted attributes); -EBADMSG when the mark is malformed or was
  * made for another device than ST's; or another -errno. */
 int xdev_node_mark_read(int fd, const struct stat *st, struct xdev_mark *ret);
-
-/* What a session can leave its VT in that makes the console unusable for
- * the next login: graphics mode, a keyboard mode that delivers no
- * characters, or VT switching handled by a process (that may be dead). */
-enum {
-        XDEV_VT_LEFT_GRAPHICS = 1 << 0,
-        XDEV_VT_LEFT_KEYBOARD = 1 << 1,
-        XDEV_VT_LEFT_PROCESS = 1 << 2,
-};
-
-/* Puts VT N back into text mode, the kernel's default keyboard mode
- * (Unicode, or translated when vt.default_utf8=0) and VT_AUTO, as far as
- * it was left otherwise; a VT in text mode with a working keyboard mode
- * (e.g. translated, as the user chose) is left as it is. The node is opened
- * as xdev_node_open() does (class vt, minor N), then through that fd, never
- * as a controlling tty. Sets *RET_WHAT to the XDEV_VT_LEFT_* flags of what
- * was changed. Returns 0 or -errno. */
-int xdev_vt_reset_modes(unsigned vt, unsigned *ret_what);

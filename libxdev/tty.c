@@ -5,25 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "tty.h"
 #include "util.h"
-
-int xdev_tty_parse(const char *pam_tty) {
-        uint64_t n;
-
-        if (!pam_tty)
-                return -EINVAL;
-        if (strncmp(pam_tty, "/dev/", 5) == 0)
-                pam_tty += 5;
-        if (strncmp(pam_tty, "tty", 3) != 0)
-                return -EINVAL;
-        if (xdev_parse_uint(pam_tty + 3, XDEV_VT_MAX, &n) < 0 || n < 1)
-                return -EINVAL;
-        return (int) n;
-}
 
 int xdev_tty_is_controlling(unsigned vt) {
         struct xdev_proc_stat st;
@@ -32,7 +17,7 @@ int xdev_tty_is_controlling(unsigned vt) {
         r = xdev_proc_stat(getpid(), &st);
         if (r < 0)
                 return r;
-        return st.tty_nr == makedev(4, vt);
+        return st.tty_nr == xdev_vt_devnum(vt);
 }
 
 int xdev_tty_leads_session(unsigned vt) {
@@ -42,7 +27,7 @@ int xdev_tty_leads_session(unsigned vt) {
         r = xdev_proc_stat(getpid(), &st);
         if (r < 0)
                 return r;
-        return st.tty_nr == makedev(4, vt) && st.session == getpid();
+        return st.tty_nr == xdev_vt_devnum(vt) && st.session == getpid();
 }
 
 /* A direct child of PID that leads a session whose controlling tty is VT. */
@@ -66,7 +51,8 @@ static bool child_leads_vt(pid_t pid, unsigned vt) {
                 if (xdev_parse_uint(tok, INT32_MAX, &child) < 0 ||
                     xdev_proc_stat((pid_t) child, &st) < 0)
                         continue;
-                if (st.session == (pid_t) child && st.tty_nr == makedev(4, vt) && st.state != 'Z')
+                if (st.session == (pid_t) child && st.tty_nr == xdev_vt_devnum(vt) &&
+                    st.state != 'Z')
                         return true;
         }
         return false;
@@ -81,7 +67,7 @@ bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt) {
          * up (a new getty there) lost it as its controlling tty. */
         if (st.state == 'Z' || st.state == 'X' || st.state == 'x')
                 return false;
-        if (st.tty_nr == makedev(4, vt))
+        if (st.tty_nr == xdev_vt_devnum(vt))
                 return true;
         if (st.tty_nr != 0)
                 return false;
@@ -94,7 +80,8 @@ bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt) {
 int xdev_vt_active(void) {
         char buf[32];
         ssize_t n;
-        int fd, vt;
+        unsigned vt;
+        int fd;
 
         fd = open("/sys/class/tty/tty0/active", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -105,8 +92,7 @@ int xdev_vt_active(void) {
                 return -EIO;
         buf[n] = '\0';
         buf[strcspn(buf, "\n")] = '\0';
-        vt = xdev_tty_parse(buf);
-        return vt < 0 ? -EIO : vt;
+        return xdev_vt_parse(buf, &vt) < 0 ? -EIO : (int) vt;
 }
 
 bool xdev_login_items_are_local(const char *user, const char *ruser, const char *rhost) {

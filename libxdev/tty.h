@@ -6,11 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define XDEV_VT_MAX 63
-
-/* Accepts exactly "ttyN" or "/dev/ttyN" with 1 <= N <= 63, no leading zero.
- * Returns N, or -EINVAL. */
-int xdev_tty_parse(const char *pam_tty);
+#include "vt.h"
 
 /* 1 when the calling process's controlling tty is VT N (char 4:N). */
 int xdev_tty_is_controlling(unsigned vt);

@@ -33,6 +33,7 @@
 #include "core.h"
 #include "devices.h"
 #include "tty.h"
+#include "vt.h"
 
 #define DATA_OPENED "pam_xdevices_opened"
 
@@ -116,12 +117,13 @@ static const char *loggable(const char *user) {
 /* doc/DESIGN.md §3.3. Returns the VT, or 0 when this login does not count (the
  * reason is logged in one info line, at debug level for a service the config
  * leaves out, or as a warning for forged items). */
-static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *user) {
+static unsigned login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *user) {
         const char *tty = item(pamh, PAM_TTY);
         const char *rhost = item(pamh, PAM_RHOST);
         const char *ruser = item(pamh, PAM_RUSER);
         const char *service = item(pamh, PAM_SERVICE);
-        int vt, r;
+        unsigned vt;
+        int r;
 
         if (!xdev_config_service_allowed(&ctx->config, service)) {
                 xdev_debug(&ctx->log, "service \"%s\" is not allowed, ignoring",
@@ -135,26 +137,25 @@ static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *
                         loggable(user));
                 return 0;
         }
-        vt = xdev_tty_parse(tty);
-        if (vt < 0) {
+        if (xdev_vt_parse(tty, &vt) < 0) {
                 pam_syslog(pamh, LOG_INFO,
                            "\"%s\": PAM_TTY is not a virtual console: nothing granted",
                            loggable(user));
                 return 0;
         }
-        r = xdev_tty_is_controlling((unsigned) vt);
+        r = xdev_tty_is_controlling(vt);
         if (r <= 0) {
                 pam_syslog(
                         pamh, LOG_WARNING,
-                        "PAM_TTY names tty%d but it is not this process's controlling tty, ignoring",
+                        "PAM_TTY names tty%u but it is not this process's controlling tty, ignoring",
                         vt);
                 return 0;
         }
-        r = xdev_tty_leads_session((unsigned) vt);
+        r = xdev_tty_leads_session(vt);
         if (r <= 0) {
                 pam_syslog(
                         pamh, LOG_INFO,
-                        "\"%s\" on tty%d: this process does not lead the session of the VT (a session inside a session): nothing granted",
+                        "\"%s\" on tty%u: this process does not lead the session of the VT (a session inside a session): nothing granted",
                         loggable(user), vt);
                 return 0;
         }
@@ -164,7 +165,7 @@ static int login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const char *
 /* The login's line: the nodes granted by class, and why a class that is
  * on got none; the user is told when nothing but the VT was granted. */
 static void report(pam_handle_t *pamh, int flags, const struct xdev_ctx *ctx, const char *user,
-                   int vt, bool holder, const struct xdev_login_result *res) {
+                   unsigned vt, bool holder, const struct xdev_login_result *res) {
         const unsigned *g = res->granted;
         char why[300] = "", msg[400];
         unsigned shared = g[XDEV_CLASS_DRM] + g[XDEV_CLASS_INPUT] + g[XDEV_CLASS_CONSOLE];
@@ -182,7 +183,7 @@ static void report(pam_handle_t *pamh, int flags, const struct xdev_ctx *ctx, co
                         (void) snprintf(why, sizeof why, "no shared device found");
         }
         pam_syslog(pamh, LOG_INFO,
-                   "\"%s\" on tty%d: granted vt %u, drm %u, input %u, console %u; %s%s%s", user, vt,
+                   "\"%s\" on tty%u: granted vt %u, drm %u, input %u, console %u; %s%s%s", user, vt,
                    g[XDEV_CLASS_VT], g[XDEV_CLASS_DRM], g[XDEV_CLASS_INPUT], g[XDEV_CLASS_CONSOLE],
                    shared > 0 ? "holds the shared devices" : "only the VT", why[0] ? ": " : "",
                    why);
@@ -203,7 +204,8 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         struct xdev_proc_stat pst;
         struct passwd *pw;
         char env[32];
-        int vt, r, ret = PAM_IGNORE;
+        unsigned vt;
+        int r, ret = PAM_IGNORE;
 
         (void) setup(pamh, argc, argv, &ctx, &sink);
         if (!ctx.config.ignore_logind && logind_is_running()) {
@@ -215,7 +217,7 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
                 goto out;
         }
         vt = login_vt(pamh, &ctx, user);
-        if (vt <= 0)
+        if (vt == 0)
                 goto out;
         if (!ctx.config_ok) {
                 char msg[300];
@@ -237,7 +239,7 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
                 goto out;
         }
         if (pw->pw_uid == 0) {
-                pam_syslog(pamh, LOG_INFO, "\"%s\" on tty%d: root needs no grants: nothing granted",
+                pam_syslog(pamh, LOG_INFO, "\"%s\" on tty%u: root needs no grants: nothing granted",
                            user, vt);
                 goto out;
         }
@@ -245,7 +247,7 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         login.user = user;
         login.uid = pw->pw_uid;
         login.service = service ? service : "unknown";
-        login.vt = (unsigned) vt;
+        login.vt = vt;
         login.pid = getpid();
         if (xdev_proc_stat(login.pid, &pst) < 0) {
                 pam_syslog(pamh, LOG_ERR, "cannot read /proc/self/stat, ignoring");
@@ -254,7 +256,7 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         login.start = pst.start;
         r = xdev_session_open(&ctx, &login);
         if (r < 0) {
-                pam_syslog(pamh, LOG_ERR, "granting devices to \"%s\" on tty%d failed: %s", user,
+                pam_syslog(pamh, LOG_ERR, "granting devices to \"%s\" on tty%u failed: %s", user,
                            vt, strerror(-r));
                 ret = PAM_SESSION_ERR;
                 goto out;
@@ -264,7 +266,7 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
                 pam_syslog(
                         pamh, LOG_WARNING,
                         "cannot remember the session in the PAM handle; xdevices gc will restore it");
-        (void) snprintf(env, sizeof env, "XDG_VTNR=%d", vt);
+        (void) snprintf(env, sizeof env, "XDG_VTNR=%u", vt);
         if (pam_putenv(pamh, env) != PAM_SUCCESS ||
             pam_putenv(pamh, "XDG_SEAT=seat0") != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set XDG_VTNR/XDG_SEAT, ignoring");

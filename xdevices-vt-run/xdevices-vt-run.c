@@ -39,15 +39,13 @@
 #include <unistd.h>
 
 #include "vt-seat.h"
+#include "vt.h"
 
 #define PROG "xdevices-vt-run"
 /* Exit codes of the wrapper itself, as env(1) and timeout(1) have them. */
 #define EXIT_WRAPPER 125
 #define EXIT_CANNOT_RUN 126
 #define EXIT_NOT_FOUND 127
-
-#define VT_MAJOR 4
-#define VT_MAX 63
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 /* What the kernel sends the VT's switch handler: leave, and come back. */
@@ -102,42 +100,24 @@ static long long ctty_dev(void) {
         return tty_nr;
 }
 
-/* Opens the VT numbered VT: the name without following links and without
- * opening it (O_PATH), checked to be the character device 4:VT, then that
- * same inode for reading and writing, never becoming a ctty. Returns the fd
- * or -1 with a message printed. */
+/* VT N opened through the VT unit (libxdev/vt.h): checked to be the
+ * character device 4:N, never becoming a ctty. Returns the fd or -1 with a
+ * message printed. */
 static int open_vt(int vt) {
-        char path[32], self[64];
-        struct stat st;
-        int pfd, fd;
+        int fd = xdev_vt_open((unsigned) vt, 0);
 
-        (void) snprintf(path, sizeof path, "/dev/tty%d", vt);
-        pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (pfd < 0 || fstat(pfd, &st) < 0) {
-                fprintf(stderr, PROG ": cannot open %s: %s\n", path, strerror(errno));
-                if (pfd >= 0)
-                        (void) close(pfd);
-                return -1;
-        }
-        if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(VT_MAJOR, (unsigned) vt)) {
-                fprintf(stderr, PROG ": %s is not the virtual console %d (device %u:%u)\n", path,
-                        vt, major(st.st_rdev), minor(st.st_rdev));
-                (void) close(pfd);
-                return -1;
-        }
-        (void) snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
-        fd = open(self, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0)
-                fprintf(stderr, PROG ": cannot open %s: %s\n", path, strerror(errno));
-        (void) close(pfd);
-        return fd;
+        if (fd == -ENOTTY)
+                fprintf(stderr, PROG ": /dev/tty%d is not the virtual console %d\n", vt, vt);
+        else if (fd < 0)
+                fprintf(stderr, PROG ": cannot open /dev/tty%d: %s\n", vt, strerror(-fd));
+        return fd < 0 ? -1 : fd;
 }
 
 /* The VT this process's controlling tty is, opened; -1 with a message when
  * it has none or it is not a VT. */
 static int open_ctty_vt(int *ret_vt) {
         long long dev = ctty_dev();
-        unsigned maj, min;
+        unsigned vt;
 
         if (dev < 0) {
                 fprintf(stderr, PROG ": cannot read /proc/self/stat: %s\n", strerror(errno));
@@ -150,33 +130,17 @@ static int open_ctty_vt(int *ret_vt) {
                         "on a virtual console /dev/ttyN\n");
                 return -1;
         }
-        maj = major((dev_t) dev);
-        min = minor((dev_t) dev);
-        if (maj != VT_MAJOR || min < 1 || min > VT_MAX) {
+        if (!xdev_vt_from_devnum((dev_t) dev, &vt)) {
                 fprintf(stderr,
                         PROG
                         ": the controlling terminal (device %u:%u) is not a virtual "
                         "console /dev/tty1..63: run it from a console login, not from a "
                         "terminal emulator, ssh or a serial line\n",
-                        maj, min);
+                        major((dev_t) dev), minor((dev_t) dev));
                 return -1;
         }
-        *ret_vt = (int) min;
-        return open_vt((int) min);
-}
-
-/* The keyboard mode a VT starts in: Unicode when the kernel's default is
- * UTF-8 (vt.default_utf8, the default), else translated. */
-static int default_kbmode(void) {
-        char c = '1';
-        int fd = open("/sys/module/vt/parameters/default_utf8", O_RDONLY | O_CLOEXEC);
-
-        if (fd >= 0) {
-                if (read(fd, &c, 1) != 1)
-                        c = '1';
-                (void) close(fd);
-        }
-        return c == '0' ? K_XLATE : K_UNICODE;
+        *ret_vt = (int) vt;
+        return open_vt((int) vt);
 }
 
 static int set_modes(int fd, int vt, int mode, int kbmode) {
@@ -210,35 +174,25 @@ static void restore(int fd, int vt, int mode, int kbmode, const struct vt_mode *
 }
 
 /* --reset /dev/ttyN: text mode, the default keyboard mode, switches by the
- * kernel (VT_AUTO). */
+ * kernel (VT_AUTO), as the core resets a VT at a logout. */
 static int reset(const char *arg) {
-        const char *num = arg;
-        char *end;
-        long vt;
+        unsigned vt, what;
         int fd, r;
 
-        if (strncmp(num, "/dev/", 5) == 0)
-                num += 5;
-        if (strncmp(num, "tty", 3) != 0 || num[3] < '1' || num[3] > '9') {
-                fprintf(stderr, PROG ": --reset: not a virtual console: %s\n", arg);
-                return EXIT_WRAPPER;
-        }
-        errno = 0;
-        vt = strtol(num + 3, &end, 10);
-        if (errno || *end || vt < 1 || vt > VT_MAX) {
+        if (xdev_vt_parse(arg, &vt) < 0) {
                 fprintf(stderr, PROG ": --reset: not a virtual console: %s\n", arg);
                 return EXIT_WRAPPER;
         }
         fd = open_vt((int) vt);
         if (fd < 0)
                 return EXIT_WRAPPER;
-        r = set_modes(fd, (int) vt, KD_TEXT, default_kbmode());
-        if (ioctl(fd, VT_SETMODE, &(struct vt_mode) { .mode = VT_AUTO }) < 0) {
-                fprintf(stderr, PROG ": tty%d: VT switch mode: %s\n", (int) vt, strerror(errno));
-                r = -1;
-        }
+        r = xdev_vt_reset(fd, &what);
         (void) close(fd);
-        return r < 0 ? EXIT_WRAPPER : 0;
+        if (r < 0) {
+                fprintf(stderr, PROG ": tty%u: cannot reset its modes: %s\n", vt, strerror(-r));
+                return EXIT_WRAPPER;
+        }
+        return 0;
 }
 
 static void child_exec(char **argv, const sigset_t *oldmask, const struct vtseat *seat) {

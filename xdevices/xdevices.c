@@ -29,6 +29,7 @@
 #include "devices.h"
 #include "node.h"
 #include "tty.h"
+#include "vt.h"
 
 enum {
         EXIT_OK = 0,
@@ -474,8 +475,8 @@ static int cmd_status_user(const struct xdev_config *config, bool json) {
         int active = xdev_vt_active();
 
         for (unsigned vt = 1; vt <= XDEV_VT_MAX; vt++) {
-                char path[32];
-                (void) snprintf(path, sizeof path, "/dev/tty%u", vt);
+                char path[XDEV_VT_PATH_MAX];
+                xdev_vt_path(path, vt);
                 user_scan(path, XDEV_CLASS_VT, getuid(), grants, XDEV_NODES_MAX, &n);
         }
         user_scan("/dev/tty0", XDEV_CLASS_CONSOLE, getuid(), grants, XDEV_NODES_MAX, &n);

@@ -16,15 +16,18 @@
 #include "fuzz.h"
 #include "tty.h"
 #include "util.h"
+#include "vt.h"
 
 static void check_tty(const char *s) {
         char canon[32];
-        int vt = xdev_tty_parse(s);
+        unsigned vt = 0xdead;
 
-        if (vt < 0)
+        if (xdev_vt_parse(s, &vt) < 0) {
+                assert(vt == 0xdead);
                 return;
+        }
         assert(vt >= 1 && vt <= XDEV_VT_MAX);
-        (void) snprintf(canon, sizeof canon, "%stty%d", strncmp(s, "/dev/", 5) == 0 ? "/dev/" : "",
+        (void) snprintf(canon, sizeof canon, "%stty%u", strncmp(s, "/dev/", 5) == 0 ? "/dev/" : "",
                         vt);
         assert(strcmp(canon, s) == 0);
 }
