@@ -35,8 +35,9 @@
 
 #include "core.h"
 #include "harness.h"
-#include "linger.h"
+#include "sweep.h"
 #include "proctab.h"
+#include "step.h"
 
 #define UID H_UID_ALICE
 #define USER "xdalice"
@@ -735,7 +736,7 @@ static void measure_helper(struct row *row, int runs) {
  * the enumeration the daemon runs once idle (xdev_follow_enumerate). */
 static void measure_handover(struct row *row, int runs) {
         struct xdev_follow_result *res = calloc(1, sizeof *res);
-        struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
+        struct xdev_follow_self self = { .pid = getpid() };
         struct xdev_proc_stat pst;
         uint64_t v[HANDOVER_RUNS];
         struct xdev_ctx ctx;
@@ -922,12 +923,14 @@ struct lock_figures {
 
 static void measure_lock(int kind, struct lock_figures *f) {
         struct xdev_follow_result *res = calloc(1, sizeof *res);
-        struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
+        struct xdev_follow_self self = { .pid = getpid() };
+        struct xdev_step_watch watch = { .state_watch_fd = -1 };
         struct xdev_proc_stat pst;
         struct xdev_ctx ctx;
         pid_t holder;
 
         *f = (struct lock_figures) { 0 };
+        xdev_step_watch_attach(&watch, &self);
         if (!res || xdev_proc_stat(self.pid, &pst) < 0)
                 die("lock setup");
         self.start = pst.start;
@@ -948,11 +951,12 @@ static void measure_lock(int kind, struct lock_figures *f) {
         f->ok = f->ok && holder > 0;
         if (f->ok) {
                 h_set_active_vt(h_vt + 1);
+                xdev_step_watch_start(&watch);
                 uint64_t t0 = now_ns();
                 f->ok = xdev_follow_update(&ctx, &self, res) == 0 && res->holder == H_UID_BOB;
                 f->switch_ms = (now_ns() - t0) / 1e6;
-                f->switch_sweep_ms = res->times.sweep;
-                f->procs = (unsigned) res->times.procs;
+                f->switch_sweep_ms = watch.sweep;
+                f->procs = res->examined;
                 xdev_fd_bin_empty(&res->bin); /* after the lock, as the daemon */
                 xdev_sweep_finish(&ctx, res->waits);
         }
@@ -1043,6 +1047,8 @@ static void procs_end(pid_t *v, size_t n) {
 static uint64_t step_once(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                           struct xdev_follow_result *res, int to) {
         h_set_active_vt(to);
+        if (self->data) /* the phases of this step (xdevicesd's watch) */
+                xdev_step_watch_start(self->data);
         uint64_t t0 = now_ns();
         int r = xdev_follow_update(ctx, self, res);
         uint64_t t = now_ns() - t0;
@@ -1154,7 +1160,8 @@ static int child_fd_holder(const char *spec) {
 static void measure_switch_steps(void) {
         static const size_t extra[] = { 0, 1000, 5000 };
         struct xdev_follow_result *res = calloc(1, sizeof *res);
-        struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
+        struct xdev_follow_self self = { .pid = getpid() };
+        struct xdev_step_watch watch = { .state_watch_fd = -1 };
         struct xdev_proctab *table = NULL;
         struct xdev_procsrc src;
         struct xdev_proc_stat pst;
@@ -1166,6 +1173,7 @@ static void measure_switch_steps(void) {
         if (!res || !idle || xdev_proc_stat(self.pid, &pst) < 0)
                 die("switch-step setup");
         self.start = pst.start;
+        xdev_step_watch_attach(&watch, &self);
         int r = xdev_proctab_open(&table, 0, NULL);
         if (r < 0) {
                 printf("switch-step: no process table here (%s): not measured\n", strerror(-r));
@@ -1198,8 +1206,8 @@ static void measure_switch_steps(void) {
                 (void) xdev_proctab_drain(table);
                 ctx.procs = &src;
                 struct stats fed = steps(&ctx, &self, res, runs);
-                unsigned fed_procs = res->times.procs;
-                struct xdev_step_times ph = res->times;
+                unsigned fed_procs = res->examined;
+                struct xdev_step_watch ph = watch;
                 ctx.procs = NULL;
                 struct stats full = steps(&ctx, &self, res, runs);
                 uint64_t fv[STEP_RUNS];

@@ -55,7 +55,7 @@ struct xdev_config {
         bool ignore_logind;
         enum xdev_linger lingering;
         unsigned linger_grace_ms;
-        unsigned linger_scan_budget; /* per process, see linger.h */
+        unsigned linger_scan_budget; /* per process, see sweep.h */
 };
 
 const char *xdev_class_to_string(enum xdev_class c);

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
 #include <time.h>
@@ -23,7 +22,7 @@
 
 #include "core.h"
 #include "devices.h"
-#include "linger.h"
+#include "policy.h"
 #include "node.h"
 #include "tty.h"
 #include "vt.h"
@@ -36,24 +35,21 @@ struct txn {
         uid_t loaded_holder;
         struct xdev_linger_set linger; /* shared grants as loaded, see linger_after */
         struct xdev_dircache dirs;
-        bool defer_enumerate;            /* a handover leaves the enumeration to the caller */
-        bool enumerate_pending;          /* ... and one was left */
-        struct xdev_linger_counts swept; /* the sweeps of this transaction */
-        struct xdev_step_times times;    /* where the time went, by phase */
-        struct xdev_fd_bin bin;          /* closed at the end, once the lock is free */
-        struct xdev_linger_wait *waits;  /* sweeps in their grace period: recorded in
+        bool defer_enumerate;                /* a handover leaves the enumeration to the caller */
+        bool enumerate_pending;              /* ... and one was left */
+        struct xdev_linger_counts swept;     /* the sweeps of this transaction */
+        const struct xdev_follow_self *self; /* a follow step's caller, or NULL */
+        struct xdev_fd_bin bin;              /* closed at the end, once the lock is free */
+        struct xdev_linger_wait *waits;      /* sweeps in their grace period: recorded in
                                           * the state, then finished after the lock */
-        bool hand_back;                  /* the caller finishes them (xdevicesd) */
         unsigned lost;    /* nodes granted by a state that was lost, found by their marks */
         bool handed_over; /* a new holder was granted */
 };
 
-/* Adds the time since the last mark to PHASE and moves the mark. */
-static void phase_end(struct txn *t, double *phase) {
-        double now = xdev_now_ms();
-
-        *phase += now - t->times.mark;
-        t->times.mark = now;
+/* Tells a follow step's caller that PHASE ended. */
+static void phase_end(struct txn *t, enum xdev_follow_phase phase) {
+        if (t->self && t->self->phase_end)
+                t->self->phase_end(t->self->data, phase);
 }
 
 void xdev_ctx_init(struct xdev_ctx *ctx) {
@@ -133,9 +129,7 @@ static int txn_open(struct xdev_ctx *ctx, struct txn *t) {
         unsigned line = 0;
         int r;
 
-        *t = (struct txn) { .store = { -1, -1 },
-                            .dirs = XDEV_DIRCACHE_INIT,
-                            .times.mark = xdev_now_ms() };
+        *t = (struct txn) { .store = { -1, -1 }, .dirs = XDEV_DIRCACHE_INIT };
         r = xdev_store_open(&t->store, ctx->statedir);
         if (r < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot use state directory \"%s\": %s%s",
@@ -195,14 +189,15 @@ static void cut_off_lost(struct xdev_ctx *ctx, struct txn *t, struct xdev_linger
                                 grantee[m++] = uid;
                         }
                 struct xdev_linger_opts opts = {
-                        .policy = ctx->config.lingering == XDEV_LINGER_WARN ? XDEV_LINGER_WARN
-                                                                            : XDEV_LINGER_REVOKE,
-                        .grace_ms = ctx->config.linger_grace_ms,
                         .has_only = true,
                         .only_uid = uid,
                         .in_session = true,
                         .bin = &t->bin,
                 };
+                xdev_linger_opts_from_config(&opts, &ctx->config);
+                /* cut off, as at a VT switch, whatever the policy but warn */
+                if (opts.policy != XDEV_LINGER_WARN)
+                        opts.policy = XDEV_LINGER_REVOKE;
                 (void) xdev_linger_sweep(targets, m, &opts, &ctx->log, &c);
                 memmove(targets, targets + m, (n - m) * sizeof *targets);
                 memmove(grantee, grantee + m, (n - m) * sizeof *grantee);
@@ -294,7 +289,10 @@ static int record_sweeps(struct xdev_ctx *ctx, struct txn *t) {
         return r;
 }
 
-static void txn_end(struct xdev_ctx *ctx, struct txn *t) {
+/* Closes the transaction and lets the lock go. Returns the sweeps left in
+ * their grace period (recorded in the state), for the caller to finish
+ * with xdev_sweep_finish() once the lock is free, or NULL. */
+static struct xdev_linger_wait *txn_close(struct xdev_ctx *ctx, struct txn *t) {
         struct xdev_linger_wait *waits = t->waits;
 
         if (waits && record_sweeps(ctx, t) < 0) {
@@ -307,8 +305,12 @@ static void txn_end(struct xdev_ctx *ctx, struct txn *t) {
         xdev_state_free(&t->state);
         xdev_store_close(&t->store);
         xdev_fd_bin_empty(&t->bin);
-        if (waits && !t->hand_back)
-                xdev_sweep_finish(ctx, waits);
+        return waits;
+}
+
+/* Closes the transaction, then finishes its sweeps. */
+static void txn_end(struct xdev_ctx *ctx, struct txn *t) {
+        xdev_sweep_finish(ctx, txn_close(ctx, t));
 }
 
 void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
@@ -399,9 +401,6 @@ static int adopt_sweeps(struct xdev_ctx *ctx, struct txn *t) {
                 if (xdev_linger_targets_all(&t->state, &ctx->config, &ctx->log, &targets, &n) < 0)
                         continue;
                 struct xdev_linger_opts opts = {
-                        .policy = ctx->config.lingering,
-                        .grace_ms = ctx->config.linger_grace_ms,
-                        .scan_budget = ctx->config.linger_scan_budget,
                         .has_keep = t->state.has_holder,
                         .keep_uid = t->state.holder,
                         .has_only = true,
@@ -409,6 +408,7 @@ static int adopt_sweeps(struct xdev_ctx *ctx, struct txn *t) {
                         .bin = &t->bin,
                         .until_ms = rec.until > 0 ? rec.until : 1,
                 };
+                xdev_linger_opts_from_config(&opts, &ctx->config);
                 (void) xdev_linger_sweep_start(targets, n, &opts, &ctx->log, &c, &w);
                 free(targets);
                 if (w) {
@@ -696,11 +696,11 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
         t->state.has_holder = false;
         plan_ledger(ctx, t);
         r = commit(ctx, t, false, true);
-        phase_end(t, &t->times.release);
+        phase_end(t, XDEV_PHASE_RELEASE);
         if (r >= 0) {
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
                                          &t->bin, &t->waits);
-                phase_end(t, &t->times.sweep);
+                phase_end(t, XDEV_PHASE_SWEEP);
                 (void) xdev_linger_note(&t->linger, &t->state, ctx->procs);
                 t->loaded_has_holder = false;
         }
@@ -719,25 +719,6 @@ static bool any_dirty(const struct txn *t) {
 static bool holder_changed(const struct txn *t) {
         return t->state.has_holder &&
                 (!t->loaded_has_holder || t->loaded_holder != t->state.holder);
-}
-
-/* The test knob of xdev_ctx: holds a new holder's grant back for a time
- * in [min, max] ms, drawn from the clock's microseconds. Not counted in any
- * phase of the step's times. */
-static void grant_delay(const struct xdev_ctx *ctx, struct txn *t) {
-        unsigned ms = ctx->grant_delay_min_ms;
-        struct timespec ts;
-
-        if (ctx->grant_delay_max_ms > ms)
-                ms += (unsigned) ((uint64_t) (xdev_now_ms() * 1000.0) %
-                                  (ctx->grant_delay_max_ms - ms + 1));
-        if (ms == 0)
-                return;
-        xdev_debug(&ctx->log, "holding the grant back for %u ms (--test-grant-delay)", ms);
-        ts = (struct timespec) { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000L };
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
-        t->times.mark = xdev_now_ms();
 }
 
 /* After the decision: releases the old holder first if it changed, plans
@@ -759,17 +740,18 @@ static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
                          (unsigned) t->state.holder);
                 if (!released)
                         (void) plan_enumerate(ctx, t);
-                grant_delay(ctx, t);
+                if (t->self && t->self->before_grant)
+                        t->self->before_grant(t->self->data);
                 t->handed_over = true;
         } else if (t->loaded_has_holder && !t->state.has_holder)
                 xdev_log(&ctx->log, LOG_INFO, "shared devices taken from uid %u; nobody holds them",
                          (unsigned) t->loaded_holder);
         r = commit(ctx, t, all, false);
-        phase_end(t, &t->times.grant);
+        phase_end(t, XDEV_PHASE_GRANT);
         if (r >= 0) { /* grants removed first, then lingering fds revoked */
                 (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
                                          &t->bin, &t->waits);
-                phase_end(t, &t->times.sweep);
+                phase_end(t, XDEV_PHASE_SWEEP);
         }
         if (r >= 0 && released && t->defer_enumerate)
                 t->enumerate_pending = true;
@@ -848,7 +830,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         if (!ctx->config_ok)
                 return -EINVAL;
         /* The user's processes are being ended after her last logout:
-         * her new session would be ended with them. It waits (§3.5). */
+         * her new session would be ended with them. It waits (§3.5.7). */
         for (bool said = false;; said = true) {
                 ssize_t k;
                 r = txn_begin(ctx, &t);
@@ -1094,20 +1076,14 @@ int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost) {
         return r;
 }
 
-/* Reads away the events queued on an inotify fd watching the state
- * directory (the caller's own writes), while the lock still keeps every
- * other writer out. */
-static void watch_drain(int fd) {
-        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-
-        if (fd < 0)
-                return;
-        while (read(fd, buf, sizeof buf) > 0)
-                ;
+/* A follow step's caller's last look before the lock is let go. */
+static void before_unlock(const struct xdev_follow_self *self) {
+        if (self && self->before_unlock)
+                self->before_unlock(self->data);
 }
 
 /* The event nodes the holder has been granted, for the caller to announce
- * again to udev's listeners (xdevicesd; doc/DESIGN.md §3.5). */
+ * again to udev's listeners (xdevicesd; doc/DESIGN.md §3.5.1). */
 static void list_holder_evdev(const struct txn *t, struct xdev_follow_result *ret) {
         ret->n_evdev = 0;
         if (!t->state.has_holder)
@@ -1134,6 +1110,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
+        t.self = self;
         reaped = reap(ctx, &t);
         changed = reaped > 0 || adopt_sweeps(ctx, &t) > 0;
         if (self &&
@@ -1154,15 +1131,14 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 t.state.has_holder = false;
         changed = changed || holder_changed(&t) || t.loaded_has_holder != t.state.has_holder;
         r = 0;
-        phase_end(&t, &t.times.load);
+        phase_end(&t, XDEV_PHASE_LOAD);
         if (changed) {
                 t.defer_enumerate = self != NULL;
                 r = settle(ctx, &t, false);
                 if (r > 0)
                         r = -EIO;
         }
-        if (self)
-                watch_drain(self->state_watch_fd);
+        before_unlock(self);
         if (ret) {
                 *ret = (struct xdev_follow_result) {
                         .active_vt = t.active_vt,
@@ -1170,16 +1146,9 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                         .holder = t.state.holder,
                         .changed = changed,
                         .enumerate = t.enumerate_pending,
-                        .times = t.times,
+                        .examined = t.swept.examined,
                         .sweep_check_ms = sweeps_next_check(&t.state),
                 };
-                ret->times.procs = t.swept.examined;
-                /* the caller closes the copies of revoked fds, after the step */
-                ret->bin = t.bin;
-                t.bin.n = 0;
-                /* ... and finishes the sweeps in their grace period */
-                ret->waits = t.waits;
-                t.hand_back = true;
                 for (size_t i = 0; i < t.state.n_sessions && i < XDEV_SESSIONS_MAX; i++) {
                         ret->leaders[i].pid = t.state.sessions[i].pid;
                         ret->leaders[i].start = t.state.sessions[i].start;
@@ -1187,8 +1156,13 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 }
                 ret->handed_over = r >= 0 && t.handed_over;
                 list_holder_evdev(&t, ret);
-        }
-        txn_end(ctx, &t);
+                /* the caller closes the copies of revoked fds, after the step */
+                ret->bin = t.bin;
+                t.bin.n = 0;
+                /* ... and finishes the sweeps in their grace period */
+                ret->waits = txn_close(ctx, &t);
+        } else
+                txn_end(ctx, &t);
         return r;
 }
 
@@ -1234,7 +1208,7 @@ int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *s
                         r = -EIO;
         }
 out:
-        watch_drain(self->state_watch_fd);
+        before_unlock(self);
         txn_end(ctx, &t);
         return r;
 }
@@ -1327,15 +1301,13 @@ out:
 
 int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
         struct xdev_linger_opts opts = {
-                .policy = ctx->config.lingering,
-                .grace_ms = ctx->config.linger_grace_ms,
-                .scan_budget = ctx->config.linger_scan_budget,
                 .has_only = !all,
                 .only_uid = uid,
         };
         struct xdev_linger_counts c = { 0 };
         int r;
 
+        xdev_linger_opts_from_config(&opts, &ctx->config);
         r = linger_locked(ctx, &opts, &c);
         if (r < 0)
                 return r;

@@ -2,7 +2,7 @@
 /* What the front-ends call: open/close a session, apply/forget a hotplugged
  * node, reap, reset, report. Every call holds the state lock for its whole
  * duration, except the grace period of a logout's sweep, which it waits out
- * after letting the lock go (doc/DESIGN.md §3.5). Results are 0/positive or
+ * after letting the lock go (doc/DESIGN.md §3.5.7). Results are 0/positive or
  * -errno; messages go to ctx->log. */
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
-#include "linger.h"
+#include "sweep.h"
 #include "state.h"
 #include "util.h"
 
@@ -24,11 +24,6 @@ struct xdev_ctx {
         /* Where the sweeps of a uid find its processes (xdevicesd's table of
          * process events), or NULL: they walk /proc. */
         const struct xdev_procsrc *procs;
-        /* A test knob (xdevicesd --test-grant-delay): a handover to a new
-         * holder waits a random time in [MIN, MAX] ms between cutting the
-         * old holder off and granting the new one, as a slow daemon would.
-         * 0 in production. */
-        unsigned grant_delay_min_ms, grant_delay_max_ms;
 };
 
 /* What a login got, for its log line: the nodes of each class the user
@@ -76,24 +71,28 @@ int xdev_device_forget(struct xdev_ctx *ctx, const char *path);
  * nodes a lost state had left granted, now put back. */
 int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost);
 
-/* xdevicesd, the daemon that makes the shared devices follow the VT in
- * front, identifies itself with SELF. */
+/* The phases of a follow step, each reported as it ends (the sweep may end
+ * twice in a step: after the take-off and after the grant). */
+enum xdev_follow_phase {
+        XDEV_PHASE_LOAD,    /* lock taken, state read, leaders checked, holder elected */
+        XDEV_PHASE_RELEASE, /* the old holder's grants taken off (saved, converged) */
+        XDEV_PHASE_SWEEP,   /* its processes searched for its fds, which were revoked */
+        XDEV_PHASE_GRANT,   /* the new holder's grants (saved, converged) */
+};
+
+/* The caller of the follow steps (xdevicesd, which makes the shared devices
+ * follow the VT in front) identifies itself with PID and START. The calls
+ * are optional (NULL: none), each given DATA, all under the state lock:
+ * PHASE_END as each phase ends; BEFORE_GRANT before the shared devices are
+ * granted to a new holder; BEFORE_UNLOCK at the end, the state written and
+ * every other writer still kept out. */
 struct xdev_follow_self {
         pid_t pid;
         uint64_t start;
-        int state_watch_fd; /* an inotify fd on the state directory, or -1:
-                             * drained before the lock is let go, so that
-                             * the daemon's own writes do not wake it */
-};
-
-/* Where a step's time went, in ms: what xdevicesd logs per switch. */
-struct xdev_step_times {
-        double mark;    /* (the end of the last phase timed) */
-        double load;    /* lock taken, state read, leaders checked, holder elected */
-        double release; /* the old holder's grants taken off (saved, converged) */
-        double sweep;   /* /proc searched for its fds, which were revoked */
-        double grant;   /* the new holder's grants (saved, converged) */
-        unsigned procs; /* processes the sweep looked at */
+        void (*phase_end)(void *data, enum xdev_follow_phase phase);
+        void (*before_grant)(void *data);
+        void (*before_unlock)(void *data);
+        void *data;
 };
 
 /* At most this many event nodes are listed in a follow result. */
@@ -103,10 +102,10 @@ struct xdev_follow_result {
         int active_vt;
         bool has_holder;
         uid_t holder;
-        bool changed;     /* the state was saved and nodes changed */
-        bool handed_over; /* this step granted the shared devices to a new holder */
-        bool enumerate;   /* a handover: call xdev_follow_enumerate() when idle */
-        struct xdev_step_times times;
+        bool changed;                   /* the state was saved and nodes changed */
+        bool handed_over;               /* this step granted the shared devices to a new holder */
+        bool enumerate;                 /* a handover: call xdev_follow_enumerate() when idle */
+        unsigned examined;              /* processes the sweeps looked at */
         struct xdev_fd_bin bin;         /* copies of revoked fds, for the caller to close */
         struct xdev_linger_wait *waits; /* sweeps for the caller to finish */
         uint64_t sweep_check_ms;        /* CLOCK_MONOTONIC ms at which to run the
@@ -132,7 +131,8 @@ struct xdev_follow_result {
  * wake it again. Fills *RET when not NULL; the caller then closes the fds
  * in RET->bin (xdev_fd_bin_empty), which may take an RCU grace period each,
  * and finishes RET->waits (xdev_sweep_finish), which may take the grace
- * period of lingering = kill. Returns 0 or -errno. */
+ * period of lingering = kill: both are handed back, never done here. With
+ * RET NULL, the step closes and finishes them itself. Returns 0 or -errno. */
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                        struct xdev_follow_result *ret);
 

@@ -29,7 +29,7 @@ struct xdev_session {
 };
 
 /* A logout's sweep still in its grace period, outside the lock
- * (doc/DESIGN.md §3.5): the sweeper (pid and start time) SIGKILLs the
+ * (doc/DESIGN.md §3.5.7): the sweeper (pid and start time) SIGKILLs the
  * processes of UID still there at UNTIL (CLOCK_MONOTONIC ms). A new session
  * of UID waits for it; a sweep whose sweeper died is finished by the next
  * transaction. */

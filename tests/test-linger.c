@@ -30,7 +30,7 @@
 
 #include "harness.h"
 #include "util.h"
-#include "linger.h"
+#include "policy.h"
 #include "core.h"
 #include "runner.h"
 
@@ -950,7 +950,7 @@ END_TEST
  * waits it out in a thread): the step, and the next switch, do not wait. */
 START_TEST(test_daemon_step_leaves_the_grace_period_to_the_caller) {
         struct xdev_follow_result *res = calloc(1, sizeof *res);
-        struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
+        struct xdev_follow_self self = { .pid = getpid() };
         struct xdev_proc_stat pst;
         struct xdev_ctx ctx;
         char want[96];
@@ -1060,7 +1060,7 @@ struct step_env {
 
 static void step_env_init(struct step_env *e) {
         struct xdev_proc_stat pst;
-        e->self = (struct xdev_follow_self) { .pid = getpid(), .state_watch_fd = -1 };
+        e->self = (struct xdev_follow_self) { .pid = getpid() };
         ck_assert_int_eq(xdev_proc_stat(e->self.pid, &pst), 0);
         e->self.start = pst.start;
         e->res = calloc(1, sizeof *e->res);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "linger.h"
+#include "sweep.h"
 #include "proctab.h"
 #include "runner.h"
 

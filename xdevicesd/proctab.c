@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A table of processes by uid, kept from the proc connector's events. See
- * proctab.h and doc/DESIGN.md §3.5. */
+ * proctab.h and doc/DESIGN.md §3.5.3. */
 #include "config.h"
 
 #include "proctab.h"

@@ -2,7 +2,7 @@
 /* xdevicesd's table of processes by uid, kept from the kernel's process
  * events (the proc connector, cn_proc), so that the sweep at a VT switch
  * reads the departing user's processes only, not every process on the
- * machine (doc/DESIGN.md §3.5). Subscribed first, then seeded with one
+ * machine (doc/DESIGN.md §3.5.3). Subscribed first, then seeded with one
  * /proc scan; a lost event (ENOBUFS) reseeds it. Not thread-safe: the
  * daemon's main thread alone uses it. */
 #pragma once
@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "linger.h"
+#include "sweep.h"
 #include "util.h"
 
 struct xdev_proctab;
@@ -50,5 +50,5 @@ int xdev_proctab_pids(struct xdev_proctab *t, uid_t uid, pid_t **ret, size_t *n)
 
 void xdev_proctab_stats(const struct xdev_proctab *t, struct xdev_proctab_stats *ret);
 
-/* The sweep's process source (linger.h) backed by table T. */
+/* The sweep's process source (sweep.h) backed by table T. */
 void xdev_proctab_source(struct xdev_proctab *t, struct xdev_procsrc *ret);

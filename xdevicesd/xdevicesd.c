@@ -33,6 +33,7 @@
 
 #include "core.h"
 #include "proctab.h"
+#include "step.h"
 #include "devices.h"
 
 #define ACTIVE_VT_PATH "/sys/class/tty/tty0/active"
@@ -203,7 +204,7 @@ static size_t leaders_watch(struct pollfd *pfds, size_t n_used,
 
 /* Arms the timer at AT_MS (CLOCK_MONOTONIC), or disarms it with 0: a
  * logout's sweep recorded in the state ends at its deadline even when its
- * sweeper is gone and nothing else happens (doc/DESIGN.md §3.5). */
+ * sweeper is gone and nothing else happens (doc/DESIGN.md §3.5.7). */
 static void timer_arm(int fd, uint64_t at_ms) {
         struct itimerspec its = { 0 };
 
@@ -293,7 +294,7 @@ static void *sweeper(void *data) {
 }
 
 /* A logout's sweep in its grace period (lingering = kill, kill-user) runs
- * to its end in a thread of its own: switches go on meanwhile (§3.5). */
+ * to its end in a thread of its own: switches go on meanwhile (§3.5.7). */
 static void sweep_apart(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
         struct sweep_job *job;
 
@@ -310,7 +311,7 @@ static void sweep_apart(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
 }
 
 /* The table of processes by uid that makes a switch's sweep read the
- * departing user's processes only (doc/DESIGN.md §3.5); without it (no
+ * departing user's processes only (doc/DESIGN.md §3.5.3); without it (no
  * CAP_NET_ADMIN, a pid namespace of its own) every sweep walks /proc. */
 static struct xdev_proctab *procs_open(struct xdev_ctx *ctx, struct xdev_procsrc *src) {
         struct xdev_proctab *t = NULL;
@@ -353,7 +354,7 @@ static bool procs_poll(struct xdev_proctab *procs, struct pollfd *pfd, bool idle
 
 /* At a VT switch a stock Xorg opens its input devices again the moment it
  * has its VT back, which may be before the grant: the open fails and the
- * device stays off for good (doc/DESIGN.md §3.5). A change event for each
+ * device stays off for good (doc/DESIGN.md §3.5.1). A change event for each
  * event node the holder was granted makes an X server's udev backend remove
  * and add them anew; the server on the VT in front opens them now that they
  * are granted, the others cannot. Only root can write a uevent file, and
@@ -375,10 +376,10 @@ static void announce_inputs(struct xdev_ctx *ctx, const struct xdev_follow_resul
                    (unsigned) res->holder, xdev_now_ms() - t0);
 }
 
-static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
+static int run(struct xdev_ctx *ctx, const char *conf, bool debug, struct xdev_step_watch *watch) {
         struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
         struct xdev_follow_result *res;
-        struct xdev_follow_self self = { .pid = getpid(), .state_watch_fd = -1 };
+        struct xdev_follow_self self = { .pid = getpid() };
         struct xdev_proc_stat pst;
         size_t n_pfds = P_LEADERS;
         struct stat watched = { 0 };
@@ -438,7 +439,8 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                          strerror(-r));
                 goto out;
         }
-        self.state_watch_fd = inofd;
+        watch->state_watch_fd = inofd;
+        xdev_step_watch_attach(watch, &self);
         timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
         if (timerfd < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot create a timer: %s", strerror(errno));
@@ -460,6 +462,7 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                         active_rearm(activefd);
                         (void) state_events(inofd);
                         double t0 = xdev_now_ms();
+                        xdev_step_watch_start(watch);
                         r = xdev_follow_update(ctx, &self, res);
                         double step = xdev_now_ms() - t0;
                         close_apart(&res->bin);
@@ -478,9 +481,8 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                                 res->active_vt,
                                                 res->has_holder ? "its session holds"
                                                                 : "nobody holds",
-                                                step, res->times.load, res->times.release,
-                                                res->times.sweep, res->times.procs,
-                                                res->times.grant);
+                                                step, watch->load, watch->release, watch->sweep,
+                                                res->examined, watch->grant);
                                 timer_arm(timerfd, res->sweep_check_ms);
                                 r = state_watch(inofd, ctx->statedir, &watched);
                                 if (r != 0)
@@ -624,6 +626,7 @@ int main(int argc, char **argv) {
         const char *conf = XDEV_DEFAULT_CONF;
         bool debug = false;
         unsigned delay_min = 0, delay_max = 0;
+        struct xdev_step_watch watch;
         struct xdev_ctx ctx;
         int c, ret;
 
@@ -670,8 +673,10 @@ int main(int argc, char **argv) {
 
         xdev_ctx_init(&ctx);
         ctx.log = (struct xdev_log) { .fn = log_sink };
-        ctx.grant_delay_min_ms = delay_min;
-        ctx.grant_delay_max_ms = delay_max;
+        watch = (struct xdev_step_watch) { .state_watch_fd = -1,
+                                           .delay_min_ms = delay_min,
+                                           .delay_max_ms = delay_max,
+                                           .log = &ctx.log };
         if (delay_max > 0)
                 xdev_log(&ctx.log, LOG_WARNING,
                          "test knob: each new holder's grant is held back %u-%u ms", delay_min,
@@ -681,7 +686,7 @@ int main(int argc, char **argv) {
                 xdev_log(&ctx.log, LOG_INFO, "systemd-logind manages seats here; nothing to do");
                 ret = EXIT_OK;
         } else
-                ret = run(&ctx, conf, debug);
+                ret = run(&ctx, conf, debug, &watch);
         xdev_ctx_done(&ctx);
         return ret;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Lingering holders: processes that still hold an fd to a shared node after
- * the grant was taken back. Finding them in /proc and applying the policy. */
+/* The /proc sweeper: processes that still hold an fd to a shared node after
+ * the grant was taken back, found and acted on as the options say. It knows
+ * neither the state nor the config (policy.h turns them into options). */
 #pragma once
 
 #include <stdbool.h>
@@ -10,7 +11,6 @@
 #include <sys/types.h>
 
 #include "conf.h"
-#include "state.h"
 #include "util.h"
 
 #define XDEV_LINGER_TARGETS_MAX 1024
@@ -22,7 +22,7 @@
  * (linger_scan_budget in xdevices.conf): fd table entries read (its own and
  * those of threads with a table of their own), threads compared and io_uring
  * registered files listed. Past it the process is not read further but
- * treated as holding what cannot be revoked (doc/DESIGN.md §3.5). */
+ * treated as holding what cannot be revoked (doc/DESIGN.md §3.5.5). */
 #define XDEV_LINGER_SCAN_BUDGET 8192
 
 /* A node whose grant was taken: found by rdev, checked by the class major. */
@@ -119,7 +119,7 @@ int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
 /* The half of a sweep that waits: holders of ONLY_UID sent SIGTERM (and
  * already cut off), to SIGKILL when their grace period ends, and the
  * passes after for what they forked. It needs no lock: the next holder can
- * be granted meanwhile (doc/DESIGN.md §3.5). A list, one per uid. */
+ * be granted meanwhile (doc/DESIGN.md §3.5.7). A list, one per uid. */
 struct xdev_linger_sweep;
 struct xdev_linger_wait {
         struct xdev_linger_wait *next;
@@ -143,38 +143,11 @@ int xdev_linger_sweep_start(const struct xdev_linger_target *targets, size_t n,
  * and frees W. */
 void xdev_linger_finish(struct xdev_linger_wait *w, struct xdev_linger_counts *ret);
 
+/* Adds the counts C to TO. */
+void xdev_linger_counts_add(struct xdev_linger_counts *to, const struct xdev_linger_counts *c);
+
 /* True when a sweep may pass over kernel threads without reading their
  * status: /proc is that of our pid namespace, pid 2 is kthreadd and its fd
  * table, which every kernel thread shares, is empty (not so in a pid
  * namespace of its own). */
 bool xdev_linger_kernel_table_usable(void);
-
-/* A set of shared nodes noted before a change, to sweep for those whose
- * grant went away (or to another uid) after it. */
-struct xdev_linger_set {
-        struct xdev_linger_target *items;
-        uid_t *grantee;
-        size_t n;
-        const struct xdev_procsrc *procs; /* for the sweeps, or NULL */
-};
-
-/* Notes every granted shared node of STATE; the sweeps of
- * xdev_linger_after() find their processes through PROCS (may be NULL). */
-int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state,
-                     const struct xdev_procsrc *procs);
-/* Sweeps the noted nodes that STATE no longer grants to the same uid, with
- * the policy of CONFIG, acting only on processes of each uid that lost a
- * grant (never the holder of STATE). Frees SET. Adds to *RET, when not
- * NULL, the counts of every sweep made; leaves copies of revoked fds in
- * BIN when not NULL. With WAITS not NULL, grace periods are not waited for:
- * what is left of each sweep is added to the list *WAITS. */
-int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state,
-                      const struct xdev_config *config, const struct xdev_log *log,
-                      struct xdev_linger_counts *ret, struct xdev_fd_bin *bin,
-                      struct xdev_linger_wait **waits);
-void xdev_linger_set_free(struct xdev_linger_set *set);
-
-/* Every recorded or enumerable shared node, for status and revoke. */
-int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_config *config,
-                            const struct xdev_log *log, struct xdev_linger_target **ret,
-                            size_t *ret_n);
