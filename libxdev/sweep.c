@@ -36,6 +36,7 @@
 #include <linux/kcmp.h>
 #include <xf86drm.h>
 
+#include "procfs.h"
 #include "sweep.h"
 #include "uring.h"
 
@@ -122,20 +123,15 @@ static int read_small(int dirfd, const char *path, char *buf, size_t size) {
 
 /* Real, effective, saved and fs uid from PID/status. */
 static int proc_uids(int procfd, struct proc *p) {
-        char path[64], buf[4096];
-        unsigned long r, e, sv, fs;
-        char *u;
+        struct xdev_proc_status st;
+        int r = xdev_proc_status_read(procfd, p->pid, &st);
 
-        (void) snprintf(path, sizeof path, "%d/status", (int) p->pid);
-        if (read_small(procfd, path, buf, sizeof buf) < 0)
-                return -ESRCH;
-        u = strstr(buf, "\nUid:");
-        if (!u || sscanf(u + 5, "%lu %lu %lu %lu", &r, &e, &sv, &fs) != 4)
-                return -EIO;
-        p->ruid = (uid_t) r;
-        p->euid = (uid_t) e;
-        p->suid = (uid_t) sv;
-        p->fsuid = (uid_t) fs;
+        if (r < 0)
+                return r;
+        p->ruid = st.uid[0];
+        p->euid = st.uid[1];
+        p->suid = st.uid[2];
+        p->fsuid = st.uid[3];
         return 0;
 }
 
@@ -211,40 +207,33 @@ static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, struct
  * io_uring holding a target. Each entry counts to P's scan budget. */
 static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char *path,
                        struct proc *p, int *fds, size_t *tgt, size_t *n) {
-        struct dirent *de;
+        const char *name;
+        uint64_t num;
         DIR *d;
-        int fd;
+        int r;
 
-        fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                (void) close(fd);
-                return -ENOMEM;
-        }
-        while (!p->over_budget && (de = readdir(d)) && *n < FDS_PER_PROC_MAX) {
-                uint64_t num;
+        r = xdev_numdir_open(procfd, path, &d);
+        if (r < 0)
+                return r;
+        while (!p->over_budget && *n < FDS_PER_PROC_MAX && xdev_numdir_next(d, &num, &name)) {
                 struct stat st;
                 ssize_t t;
-                if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0)
-                        continue;
                 if (++p->cost > scan_budget(s)) {
                         p->over_budget = true;
                         break;
                 }
                 /* Follows the magic link to the open file itself, not a path. */
-                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0)
+                if (fstatat(dirfd(d), name, &st, 0) < 0)
                         continue;
                 t = target_match(s, &st);
                 if (t < 0 && (st.st_mode & S_IFMT) == 0 && p->uring_fd < 0) {
                         /* anonymous inodes have no file type: is it an io_uring? */
                         char link[32];
-                        ssize_t l = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
+                        ssize_t l = readlinkat(dirfd(d), name, link, sizeof link - 1);
                         if (l > 0) {
                                 link[l] = '\0';
                                 if (strcmp(link, "anon_inode:[io_uring]") == 0) {
-                                        ssize_t u = uring_match(s, procfd, p, de->d_name);
+                                        ssize_t u = uring_match(s, procfd, p, name);
                                         if (u >= 0) {
                                                 p->uring_fd = (int) num;
                                                 p->uring_tgt = (size_t) u;
@@ -275,9 +264,9 @@ static bool proc_has_fd(const struct proc *p, int fd, size_t tgt) {
  * P->hidden_tid since pidfd_getfd cannot reach its fds. */
 static int proc_scan_fds(const struct xdev_linger_sweep *s, int procfd, struct proc *p) {
         char path[64];
-        struct dirent *de;
+        uint64_t tid;
         DIR *d;
-        int fd, r;
+        int r;
 
         p->n_fds = 0;
         p->hidden_tid = 0;
@@ -289,19 +278,12 @@ static int proc_scan_fds(const struct xdev_linger_sweep *s, int procfd, struct p
         if (r < 0)
                 return r;
         (void) snprintf(path, sizeof path, "%d/task", (int) p->pid);
-        fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
+        if (xdev_numdir_open(procfd, path, &d) < 0)
                 return 0;
-        d = fdopendir(fd);
-        if (!d) {
-                (void) close(fd);
-                return 0;
-        }
-        while (!p->over_budget && (de = readdir(d)) && p->hidden_tid == 0) {
+        while (!p->over_budget && p->hidden_tid == 0 && xdev_numdir_next(d, &tid, NULL)) {
                 int tfds[FDS_PER_PROC_MAX];
                 size_t ttgt[FDS_PER_PROC_MAX], tn = 0;
-                uint64_t tid;
-                if (xdev_parse_uint(de->d_name, INT32_MAX, &tid) < 0 || (pid_t) tid == p->pid)
+                if ((pid_t) tid == p->pid)
                         continue;
                 if (++p->cost > scan_budget(s)) {
                         p->over_budget = true;
@@ -723,7 +705,6 @@ static bool kernel_table_usable(int procfd) {
         bool empty = true;
         ssize_t n;
         DIR *d;
-        int fd;
 
         /* kcmp() takes pids of our pid namespace: /proc must show that one
          * (not the host's, seen from a namespace of its own) */
@@ -736,14 +717,8 @@ static bool kernel_table_usable(int procfd) {
                 return false;
         if (xdev_proc_stat(KTHREADD_PID, &st) < 0 || !(st.flags & PF_KTHREAD_FLAG))
                 return false;
-        fd = openat(procfd, "2/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
+        if (xdev_numdir_open(procfd, "2/fd", &d) < 0)
                 return false;
-        d = fdopendir(fd);
-        if (!d) {
-                (void) close(fd);
-                return false;
-        }
         while (empty && (de = readdir(d)))
                 empty = de->d_name[0] == '.';
         (void) closedir(d);
@@ -765,115 +740,142 @@ static bool uses_kernel_table(pid_t pid) {
         return pid != KTHREADD_PID && syscall(SYS_kcmp, KTHREADD_PID, pid, KCMP_FILES, 0, 0) == 0;
 }
 
+/* P's uids read, and P one the options let the sweep act on. */
+static bool proc_is_ours(const struct xdev_linger_sweep *s, int procfd, struct proc *p) {
+        return proc_uids(procfd, p) >= 0 && !proc_is_exempt(s, p);
+}
+
+/* P, pinned, is one the pass found: its name read for messages, counted
+ * once per sweep. */
+static void proc_found(struct xdev_linger_sweep *s, int procfd, struct proc *p) {
+        proc_comm(procfd, p->pid, p->comm, sizeof p->comm);
+        if (s->pass == 0)
+                s->counts->holders++;
+}
+
+/* lingering = kill-user at a logout, the strong guarantee: P ends, whatever
+ * it holds (in flight or in a ring), cut off first. Returns 1 when P was
+ * taken, 0 when not. */
+static int sweep_end_user(struct xdev_linger_sweep *s, int procfd, struct proc *p) {
+        struct xdev_proc_stat st;
+        int pidfd = pidfd_open(p->pid);
+        bool uncut;
+
+        if (pidfd < 0)
+                return 0;
+        /* a zombie holds nothing and cannot be ended again */
+        if (!proc_is_ours(s, procfd, p) || xdev_proc_stat(p->pid, &st) < 0 || st.state == 'Z' ||
+            pidfd_signal(pidfd, 0) < 0) {
+                (void) close(pidfd);
+                return 0;
+        }
+        proc_found(s, procfd, p);
+        /* what it holds is cut off before the signal: the grace period is
+         * not a time to read keys in */
+        uncut = proc_scan_fds(s, procfd, p) < 0 || p->uring_fd >= 0 || p->hidden_tid != 0 ||
+                p->over_budget || p->n_fds >= FDS_PER_PROC_MAX;
+        for (size_t i = 0; i < p->n_fds; i++)
+                (void) fd_act(s, pidfd, p, i, true, &uncut);
+        victim_add(s, pidfd, p, s->targets[0].path, "lingering = kill-user, the user logged out",
+                   uncut);
+        return 1;
+}
+
+/* P, if it holds a target: pinned, checked again, then reported or acted
+ * on as the policy says. Returns 1 when P was one, 0 when not. */
+static int sweep_holder(struct xdev_linger_sweep *s, int procfd, struct proc *p) {
+        struct xdev_proc_stat st0, st1;
+        bool over;
+        int pidfd;
+
+        if (proc_scan_fds(s, procfd, p) < 0 || !proc_holds(p))
+                return 0;
+        /* A process over the budget is not read again (that would double
+         * the cost): its start time, read now and once it is pinned, tells
+         * that the pidfd names the same process. */
+        over = p->over_budget;
+        if (over && xdev_proc_stat(p->pid, &st0) < 0)
+                return 0;
+        /* Found one: pin it, then check again what the pidfd now names, and
+         * that it still lives after the check. */
+        pidfd = pidfd_open(p->pid);
+        if (pidfd < 0)
+                return 0;
+        if (!proc_is_ours(s, procfd, p) ||
+            (over ? xdev_proc_stat(p->pid, &st1) < 0 || st1.start != st0.start
+                  : proc_scan_fds(s, procfd, p) < 0 || !proc_holds(p)) ||
+            pidfd_signal(pidfd, 0) < 0) {
+                (void) close(pidfd);
+                return 0;
+        }
+        proc_found(s, procfd, p);
+        if (s->opts->report_only) {
+                proc_report(s, pidfd, p);
+                (void) close(pidfd);
+        } else
+                proc_act(s, pidfd, p);
+        return 1;
+}
+
+/* The pids a pass reads: the candidates the process source gave, or else
+ * every entry of /proc. */
+struct pid_source {
+        DIR *proc;
+        pid_t *cand; /* NULL: the walk of /proc */
+        size_t n_cand, i_cand;
+};
+
+static bool pid_next(struct pid_source *src, pid_t *ret) {
+        uint64_t num;
+
+        if (src->cand) {
+                if (src->i_cand == src->n_cand)
+                        return false;
+                *ret = src->cand[src->i_cand++];
+                return true;
+        }
+        do
+                if (!xdev_numdir_next(src->proc, &num, NULL))
+                        return false;
+        while (num == 0);
+        *ret = (pid_t) num;
+        return true;
+}
+
 /* One pass over /proc. Returns the number of holders acted on or -errno. */
 static int sweep_pass(struct xdev_linger_sweep *s) {
-        bool end_user = s->opts->policy == XDEV_LINGER_KILL_USER && s->opts->has_only &&
-                !s->opts->in_session && !s->opts->report_only;
-        struct dirent *de;
-        int procfd, n = 0;
-        pid_t *cand = NULL;
-        size_t n_cand = 0, i_cand = 0;
+        const struct xdev_linger_opts *o = s->opts;
+        bool end_user = o->policy == XDEV_LINGER_KILL_USER && o->has_only && !o->in_session &&
+                !o->report_only;
+        struct pid_source src = { 0 };
+        int procfd, n = 0, r;
         bool kernel;
-        DIR *d;
 
-        procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (procfd < 0)
-                return -errno;
-        d = fdopendir(procfd);
-        if (!d) {
-                (void) close(procfd);
-                return -ENOMEM;
-        }
+        r = xdev_numdir_open(AT_FDCWD, "/proc", &src.proc);
+        if (r < 0)
+                return r;
+        procfd = dirfd(src.proc);
         kernel = kernel_table_usable(procfd);
         /* with a process table, only the candidates, read one by one as
          * the walk would read them */
-        if (s->opts->procs && s->opts->has_only &&
-            s->opts->procs->pids_of(s->opts->procs->data, s->opts->only_uid, &cand, &n_cand) < 0)
-                cand = NULL;
+        if (o->procs && o->has_only &&
+            o->procs->pids_of(o->procs->data, o->only_uid, &src.cand, &src.n_cand) < 0)
+                src.cand = NULL;
         for (;;) {
                 struct proc p = { 0 };
-                uint64_t num;
-                int pidfd;
 
-                if (cand) {
-                        if (i_cand == n_cand)
-                                break;
-                        num = (uint64_t) cand[i_cand++];
-                } else {
-                        if (!(de = readdir(d)))
-                                break;
-                        if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0 || num == 0)
-                                continue;
-                }
-                p.pid = (pid_t) num;
+                if (!pid_next(&src, &p.pid))
+                        break;
                 if (p.pid == getpid() || (kernel && uses_kernel_table(p.pid)) ||
                     victim_known(s, p.pid))
                         continue;
                 s->counts->examined++;
-                if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p))
+                if (!proc_is_ours(s, procfd, &p))
                         continue;
-                if (end_user) {
-                        /* the strong guarantee: no process of the user is left
-                         * to hold anything, in flight or in a ring */
-                        struct xdev_proc_stat st;
-                        pidfd = pidfd_open(p.pid);
-                        if (pidfd < 0)
-                                continue;
-                        /* a zombie holds nothing and cannot be ended again */
-                        if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p) ||
-                            xdev_proc_stat(p.pid, &st) < 0 || st.state == 'Z' ||
-                            pidfd_signal(pidfd, 0) < 0) {
-                                (void) close(pidfd);
-                                continue;
-                        }
-                        proc_comm(procfd, p.pid, p.comm, sizeof p.comm);
-                        if (s->pass == 0)
-                                s->counts->holders++;
-                        n++;
-                        /* what it holds is cut off before the signal: the
-                         * grace period is not a time to read keys in */
-                        bool uncut = proc_scan_fds(s, procfd, &p) < 0 || p.uring_fd >= 0 ||
-                                p.hidden_tid != 0 || p.over_budget || p.n_fds >= FDS_PER_PROC_MAX;
-                        for (size_t i = 0; i < p.n_fds; i++)
-                                (void) fd_act(s, pidfd, &p, i, true, &uncut);
-                        victim_add(s, pidfd, &p, s->targets[0].path,
-                                   "lingering = kill-user, the user logged out", uncut);
-                        continue;
-                }
-                if (proc_scan_fds(s, procfd, &p) < 0 || !proc_holds(&p))
-                        continue;
-                /* A process over the budget is not read again (that would
-                 * double the cost): its start time, read now and once it is
-                 * pinned, tells that the pidfd names the same process. */
-                struct xdev_proc_stat st0, st1;
-                bool over = p.over_budget;
-                if (over && xdev_proc_stat(p.pid, &st0) < 0)
-                        continue;
-                /* Found one: pin it, then check again what the pidfd now
-                 * names, and that it still lives after the check. */
-                pidfd = pidfd_open(p.pid);
-                if (pidfd < 0)
-                        continue;
-                if (proc_uids(procfd, &p) < 0 || proc_is_exempt(s, &p) ||
-                    (over ? xdev_proc_stat(p.pid, &st1) < 0 || st1.start != st0.start
-                          : proc_scan_fds(s, procfd, &p) < 0 || !proc_holds(&p)) ||
-                    pidfd_signal(pidfd, 0) < 0) {
-                        (void) close(pidfd);
-                        continue;
-                }
-                proc_comm(procfd, p.pid, p.comm, sizeof p.comm);
-                if (s->pass == 0)
-                        s->counts->holders++;
-                n++;
-                if (s->opts->report_only) {
-                        proc_report(s, pidfd, &p);
-                        (void) close(pidfd);
-                        continue;
-                }
-                proc_act(s, pidfd, &p);
+                n += end_user ? sweep_end_user(s, procfd, &p) : sweep_holder(s, procfd, &p);
         }
-        (void) closedir(d);
-        free(cand);
+        (void) closedir(src.proc);
+        free(src.cand);
         return n;
 }
 

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "proctab.h"
+#include "procfs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -135,45 +136,27 @@ static uint64_t now_ns(void) {
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
-static const char *field(const char *buf, const char *name) {
-        const char *p = strstr(buf, name);
-        return p ? p + strlen(name) : NULL;
-}
-
 /* Fills E's uids and flags from /proc/PID/status. -ESRCH: gone. */
 static int read_proc(struct xdev_proctab *t, struct entry *e) {
-        char path[32], buf[4096];
-        unsigned long u[4], ppid;
-        unsigned long long caps;
-        const char *p;
-        ssize_t n;
-        int fd;
+        struct xdev_proc_status st;
+        int r;
 
         e->read_ns = now_ns();
-        (void) snprintf(path, sizeof path, "%d/status", (int) e->pid);
-        fd = openat(t->procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -ESRCH;
-        n = read(fd, buf, sizeof buf - 1);
-        (void) close(fd);
-        if (n <= 0)
-                return -ESRCH;
-        buf[n] = '\0';
-        if (!(p = field(buf, "\nPPid:")) || sscanf(p, "%lu", &ppid) != 1 ||
-            !(p = field(buf, "\nUid:")) ||
-            sscanf(p, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) != 4 ||
-            !(p = field(buf, "\nCapPrm:")) || sscanf(p, "%llx", &caps) != 1) {
+        r = xdev_proc_status_read(t->procfd, e->pid, &st);
+        if (r == -ESRCH)
+                return r;
+        if (r < 0 || !st.has_ppid || !st.has_cap_prm) {
                 e->flags |= E_UNREAD; /* unknown uids: the sweep reads it */
                 return -EIO;
         }
         e->flags &= ~(E_KERNEL | E_SETID | E_UNREAD);
         /* kthreadd's children are kernel threads; pid 2 itself */
-        if (e->pid == KTHREADD_PID || ppid == KTHREADD_PID)
+        if (e->pid == KTHREADD_PID || st.ppid == KTHREADD_PID)
                 e->flags |= E_KERNEL;
-        else if (caps & (1ull << CAP_SETUID_BIT))
+        else if (st.cap_prm & (1ull << CAP_SETUID_BIT))
                 e->flags |= E_SETID;
         for (int i = 0; i < 4; i++)
-                e->uid[i] = (uid_t) u[i];
+                e->uid[i] = st.uid[i];
         return 0;
 }
 
@@ -185,27 +168,19 @@ static void reread(struct xdev_proctab *t, pid_t pid) {
 
 /* Empties the table and reads every process of /proc. */
 static int seed(struct xdev_proctab *t) {
-        struct dirent *de;
+        uint64_t num;
         DIR *d;
-        int fd;
+        int r;
 
         for (size_t i = 0; i < t->cap; i++)
                 t->slots[i].flags = 0;
         t->used = t->live = 0;
-        fd = openat(t->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                (void) close(fd);
-                return -ENOMEM;
-        }
-        while ((de = readdir(d))) {
-                uint64_t num;
-                if (xdev_parse_uint(de->d_name, INT32_MAX, &num) < 0 || num == 0)
-                        continue;
-                reread(t, (pid_t) num);
-        }
+        r = xdev_numdir_open(t->procfd, ".", &d);
+        if (r < 0)
+                return r;
+        while (xdev_numdir_next(d, &num, NULL))
+                if (num != 0)
+                        reread(t, (pid_t) num);
         (void) closedir(d);
         return 0;
 }

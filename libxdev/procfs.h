@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reading /proc, for the sweeper and xdevicesd's table of processes: a
+ * process's status (its four uids, its parent, its permitted capabilities)
+ * parsed from its text, and the walk over a directory of numbered entries
+ * (/proc itself, PID/fd, PID/task). */
+#pragma once
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct xdev_proc_status {
+        uid_t uid[4]; /* real, effective, saved, fs */
+        bool has_ppid, has_cap_prm;
+        pid_t ppid;
+        uint64_t cap_prm; /* the permitted capabilities (CapPrm) */
+};
+
+/* Parses the text of /proc/PID/status: the Uid line is required, the PPid
+ * and CapPrm lines are read when present. Returns 0, or -EIO when the Uid
+ * line is missing or malformed (*RET then left alone). */
+int xdev_proc_status_parse(const char *text, struct xdev_proc_status *ret);
+
+/* Reads PID/status below PROCFD (an fd of /proc), no link followed, and
+ * parses it. -ESRCH: gone or unreadable; -EIO: malformed. */
+int xdev_proc_status_read(int procfd, pid_t pid, struct xdev_proc_status *ret);
+
+/* Opens the directory PATH below DIRFD (AT_FDCWD: PATH as it is) without
+ * following a link, for xdev_numdir_next(); closedir() closes it. Returns
+ * 0 or -errno. */
+int xdev_numdir_open(int dirfd, const char *path, DIR **ret);
+
+/* The next entry of D whose name is a decimal number up to INT32_MAX (a
+ * pid, a tid, an fd): false at the end. *RET_NAME (may be NULL) gets the
+ * name, valid until the next call. */
+bool xdev_numdir_next(DIR *d, uint64_t *ret_num, const char **ret_name);
