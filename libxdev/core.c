@@ -819,9 +819,80 @@ static void login_result(const struct txn *t, const struct xdev_login *login) {
         }
 }
 
+/* Opens the login's transaction. The user's processes are being ended
+ * after her last logout: her new session would be ended with them. It
+ * waits (§3.5.7). */
+static int txn_begin_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_login *login) {
+        for (bool said = false;; said = true) {
+                ssize_t k;
+                int r = txn_begin(ctx, t);
+                if (r < 0)
+                        return r;
+                k = xdev_state_find_sweep(&t->state, login->uid);
+                if (k < 0 || !sweep_running(&t->state.sweeps[k]))
+                        return 0;
+                if (!said)
+                        xdev_log(
+                                &ctx->log, LOG_INFO,
+                                "the processes of \"%s\" are being ended after a logout (by pid %d); the new session waits",
+                                login->user, (int) t->state.sweeps[k].pid);
+                txn_end(ctx, t);
+                (void) usleep(50 * 1000);
+        }
+}
+
+/* Records the login and plans its grants: its VT, and the shared devices
+ * when it holds them. Nothing is saved or changed yet: on failure dropping
+ * the plan is the undo (a release of the old holder before stands). */
+static int plan_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_login *login) {
+        int r = record_login(t, login);
+
+        if (r < 0)
+                return r;
+        plan_ledger(ctx, t);
+        if (ctx->config.access[XDEV_CLASS_VT] != XDEV_ACCESS_OFF) {
+                char path[XDEV_VT_PATH_MAX];
+                xdev_vt_path(path, login->vt);
+                r = ledger_want(ctx, t, path, XDEV_CLASS_VT, xdev_vt_devnum(login->vt), login->uid,
+                                ctx->config.access[XDEV_CLASS_VT]);
+        }
+        if (r >= 0 && t->state.has_holder && t->state.holder == login->uid)
+                r = plan_enumerate(ctx, t);
+        if (r < 0)
+                xdev_log(&ctx->log, LOG_ERR, "cannot prepare grants (%s); granting nothing",
+                         strerror(-r));
+        return r < 0 ? r : 0;
+}
+
+/* Saves and applies the login's plan, undoing this session's grants when a
+ * node could not be granted, then sweeps for what the old holder lost.
+ * Returns 1 when the login holds the shared devices, 0 or -errno. */
+static int commit_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_login *login) {
+        int failed;
+
+        if (holder_changed(t))
+                xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u",
+                         (unsigned) t->state.holder);
+        xdev_fault_point("open-before-commit");
+        failed = commit(ctx, t, false, false);
+        if (failed < 0)
+                return failed;
+        if (failed > 0) {
+                xdev_log(&ctx->log, LOG_ERR,
+                         "%d node(s) could not be granted; undoing this session's grants", failed);
+                undo_login(ctx, t, login);
+                return -EIO;
+        }
+        xdev_fault_point("open-after-commit");
+        (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, NULL, &t->bin,
+                                 &t->waits);
+        login_result(t, login);
+        return t->state.has_holder && t->state.holder == login->uid;
+}
+
 int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         struct txn t;
-        int r, failed;
+        int r;
 
         if (!xdev_name_is_valid(login->user, XDEV_NAME_MAX) ||
             !xdev_name_is_valid(login->service, XDEV_NAME_MAX) || login->vt < 1 ||
@@ -829,24 +900,9 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 return -EINVAL;
         if (!ctx->config_ok)
                 return -EINVAL;
-        /* The user's processes are being ended after her last logout:
-         * her new session would be ended with them. It waits (§3.5.7). */
-        for (bool said = false;; said = true) {
-                ssize_t k;
-                r = txn_begin(ctx, &t);
-                if (r < 0)
-                        return r;
-                k = xdev_state_find_sweep(&t.state, login->uid);
-                if (k < 0 || !sweep_running(&t.state.sweeps[k]))
-                        break;
-                if (!said)
-                        xdev_log(
-                                &ctx->log, LOG_INFO,
-                                "the processes of \"%s\" are being ended after a logout (by pid %d); the new session waits",
-                                login->user, (int) t.state.sweeps[k].pid);
-                txn_end(ctx, &t);
-                (void) usleep(50 * 1000);
-        }
+        r = txn_begin_login(ctx, &t, login);
+        if (r < 0)
+                return r;
         (void) reap(ctx, &t);
         (void) adopt_sweeps(ctx, &t);
         if (xdev_state_find_session(&t.state, login->pid, login->start) >= 0) {
@@ -856,53 +912,10 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         }
         elect_with_login(&t.state, t.active_vt, login);
         r = release_old_holder(ctx, &t);
-        if (r < 0)
-                goto out;
-
-        r = record_login(&t, login);
-        if (r < 0)
-                goto out;
-        plan_ledger(ctx, &t);
-        if (ctx->config.access[XDEV_CLASS_VT] != XDEV_ACCESS_OFF) {
-                char path[XDEV_VT_PATH_MAX];
-                xdev_vt_path(path, login->vt);
-                r = ledger_want(ctx, &t, path, XDEV_CLASS_VT, xdev_vt_devnum(login->vt), login->uid,
-                                ctx->config.access[XDEV_CLASS_VT]);
-                if (r < 0)
-                        goto rollback_nosave;
-        }
-        if (t.state.has_holder && t.state.holder == login->uid) {
-                r = plan_enumerate(ctx, &t);
-                if (r < 0)
-                        goto rollback_nosave;
-        }
-        if (holder_changed(&t))
-                xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u",
-                         (unsigned) t.state.holder);
-        xdev_fault_point("open-before-commit");
-        failed = commit(ctx, &t, false, false);
-        if (failed < 0) {
-                r = failed;
-                goto out;
-        }
-        if (failed > 0) {
-                xdev_log(&ctx->log, LOG_ERR,
-                         "%d node(s) could not be granted; undoing this session's grants", failed);
-                undo_login(ctx, &t, login);
-                r = -EIO;
-                goto out;
-        }
-        xdev_fault_point("open-after-commit");
-        (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL, &t.bin,
-                                 &t.waits);
-        r = t.state.has_holder && t.state.holder == login->uid;
-        login_result(&t, login);
-        goto out;
-
-rollback_nosave:
-        /* Nothing of this login was saved or changed yet: dropping the plan
-         * is the undo (a release of the old holder above stands). */
-        xdev_log(&ctx->log, LOG_ERR, "cannot prepare grants (%s); granting nothing", strerror(-r));
+        if (r >= 0)
+                r = plan_login(ctx, &t, login);
+        if (r >= 0)
+                r = commit_login(ctx, &t, login);
 out:
         txn_end(ctx, &t);
         return r;

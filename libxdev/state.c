@@ -408,6 +408,51 @@ static int parse_node(char *line, struct xdev_node *n) {
         return line ? -EINVAL : 0;
 }
 
+/* One line after the first: "holder" (second), "follow" (third), then the
+ * sweeps, the sessions and the nodes, in that order. Returns 0, -EINVAL,
+ * or the -errno of a full table. */
+static int parse_line(struct xdev_state *tmp, char *line, unsigned lineno, bool *seen_holder) {
+        if (strncmp(line, "holder ", 7) == 0) {
+                uint64_t v;
+                if (*seen_holder || lineno != 2)
+                        return -EINVAL;
+                *seen_holder = true;
+                if (strcmp(line + 7, "-") == 0)
+                        return 0;
+                if (xdev_parse_uint(line + 7, UINT32_MAX - 1, &v) < 0)
+                        return -EINVAL;
+                tmp->has_holder = true;
+                tmp->holder = (uid_t) v;
+                return 0;
+        }
+        if (!*seen_holder)
+                return -EINVAL;
+        if (strncmp(line, "follow ", 7) == 0)
+                return lineno != 3 || parse_follow(line + 7, tmp) < 0 ? -EINVAL : 0;
+        if (strncmp(line, "sweep ", 6) == 0) {
+                struct xdev_sweep_rec w;
+                /* after holder and follow, before sessions and nodes */
+                if (tmp->n_sessions > 0 || tmp->n_nodes > 0 || parse_sweep(line + 6, &w) < 0 ||
+                    xdev_state_find_sweep(tmp, w.uid) >= 0 || xdev_state_set_sweep(tmp, &w) < 0)
+                        return -EINVAL;
+                return 0;
+        }
+        if (strncmp(line, "session ", 8) == 0) {
+                struct xdev_session ses;
+                if (tmp->n_nodes > 0 || parse_session(line + 8, &ses) < 0 ||
+                    xdev_state_find_session(tmp, ses.pid, ses.start) >= 0)
+                        return -EINVAL;
+                return xdev_state_add_session(tmp, &ses);
+        }
+        if (strncmp(line, "node ", 5) == 0) {
+                struct xdev_node nd;
+                if (parse_node(line + 5, &nd) < 0 || xdev_state_find_node(tmp, nd.path) >= 0)
+                        return -EINVAL;
+                return xdev_state_add_node(tmp, &nd);
+        }
+        return -EINVAL;
+}
+
 int xdev_state_parse(struct xdev_state *state, const char *buf, size_t len, unsigned *ret_line) {
         struct xdev_state tmp = { 0 };
         char line[XDEV_STATE_LINE_MAX + 1];
@@ -431,56 +476,13 @@ int xdev_state_parse(struct xdev_state *state, const char *buf, size_t len, unsi
                 memcpy(line, buf + pos, n);
                 line[n] = '\0';
                 pos += n + 1;
-
-                if (lineno == 1) {
-                        if (strcmp(line, STATE_MAGIC) != 0)
-                                goto fail;
-                        continue;
-                }
-                if (strncmp(line, "holder ", 7) == 0) {
-                        uint64_t v;
-                        if (seen_holder || lineno != 2)
-                                goto fail;
-                        seen_holder = true;
-                        if (strcmp(line + 7, "-") == 0)
-                                continue;
-                        if (xdev_parse_uint(line + 7, UINT32_MAX - 1, &v) < 0)
-                                goto fail;
-                        tmp.has_holder = true;
-                        tmp.holder = (uid_t) v;
-                } else if (strncmp(line, "follow ", 7) == 0) {
-                        if (lineno != 3 || !seen_holder || parse_follow(line + 7, &tmp) < 0)
-                                goto fail;
-                } else if (strncmp(line, "sweep ", 6) == 0) {
-                        struct xdev_sweep_rec w;
-                        /* after holder and follow, before sessions and nodes */
-                        if (!seen_holder || tmp.n_sessions > 0 || tmp.n_nodes > 0 ||
-                            parse_sweep(line + 6, &w) < 0 ||
-                            xdev_state_find_sweep(&tmp, w.uid) >= 0 ||
-                            xdev_state_set_sweep(&tmp, &w) < 0)
-                                goto fail;
-                } else if (strncmp(line, "session ", 8) == 0) {
-                        struct xdev_session s;
-                        if (!seen_holder || tmp.n_nodes > 0 || parse_session(line + 8, &s) < 0)
-                                goto fail;
-                        if (xdev_state_find_session(&tmp, s.pid, s.start) >= 0)
-                                goto fail;
-                        r = xdev_state_add_session(&tmp, &s);
-                        if (r < 0)
-                                goto fail;
-                        r = -EINVAL;
-                } else if (strncmp(line, "node ", 5) == 0) {
-                        struct xdev_node nd;
-                        if (!seen_holder || parse_node(line + 5, &nd) < 0)
-                                goto fail;
-                        if (xdev_state_find_node(&tmp, nd.path) >= 0)
-                                goto fail;
-                        r = xdev_state_add_node(&tmp, &nd);
-                        if (r < 0)
-                                goto fail;
-                        r = -EINVAL;
-                } else
+                if (lineno == 1)
+                        r = strcmp(line, STATE_MAGIC) == 0 ? 0 : -EINVAL;
+                else
+                        r = parse_line(&tmp, line, lineno, &seen_holder);
+                if (r < 0)
                         goto fail;
+                r = -EINVAL;
         }
         if (!seen_holder)
                 goto fail;
