@@ -225,6 +225,28 @@ out:
         return r;
 }
 
+/* glob = CLASS:/dev/PATTERN, repeatable. */
+static int parse_glob(const char *value, struct xdev_config *config) {
+        const char *colon = strchr(value, ':');
+        char cls[16], *p;
+        int c;
+
+        if (!colon || (size_t) (colon - value) >= sizeof cls)
+                return -EINVAL;
+        memcpy(cls, value, (size_t) (colon - value));
+        cls[colon - value] = '\0';
+        c = xdev_class_from_string(cls);
+        if (c < 0 || c == XDEV_CLASS_VT || !glob_is_valid(colon + 1))
+                return -EINVAL;
+        if (config->n_globs >= XDEV_GLOBS_MAX)
+                return -E2BIG;
+        p = strdup(colon + 1);
+        if (!p)
+                return -ENOMEM;
+        config->globs[config->n_globs++] = (struct xdev_glob) { .class = c, .pattern = p };
+        return 0;
+}
+
 int xdev_config_set(struct xdev_config *config, const char *key, const char *value) {
         int c;
 
@@ -251,25 +273,8 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
                 config->source = (enum xdev_source) c;
                 return 0;
         }
-        if (strcmp(key, "glob") == 0) {
-                /* glob = CLASS:/dev/PATTERN, repeatable */
-                const char *colon = strchr(value, ':');
-                char cls[16];
-                if (!colon || (size_t) (colon - value) >= sizeof cls)
-                        return -EINVAL;
-                memcpy(cls, value, (size_t) (colon - value));
-                cls[colon - value] = '\0';
-                c = xdev_class_from_string(cls);
-                if (c < 0 || c == XDEV_CLASS_VT || !glob_is_valid(colon + 1))
-                        return -EINVAL;
-                if (config->n_globs >= XDEV_GLOBS_MAX)
-                        return -E2BIG;
-                char *p = strdup(colon + 1);
-                if (!p)
-                        return -ENOMEM;
-                config->globs[config->n_globs++] = (struct xdev_glob) { .class = c, .pattern = p };
-                return 0;
-        }
+        if (strcmp(key, "glob") == 0)
+                return parse_glob(value, config);
         if (strcmp(key, "services") == 0)
                 return parse_list(value, config->services, &config->n_services);
         if (strcmp(key, "deny_services") == 0)

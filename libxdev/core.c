@@ -436,6 +436,16 @@ static int reap(struct xdev_ctx *ctx, struct txn *t) {
         return n;
 }
 
+/* What a transaction that decides does first: reaps the sessions whose
+ * leader is gone, then takes over the sweeps whose sweeper is. Returns the
+ * number of sessions reaped. */
+static int reap_and_adopt(struct xdev_ctx *ctx, struct txn *t) {
+        int reaped = reap(ctx, t);
+
+        (void) adopt_sweeps(ctx, t);
+        return reaped;
+}
+
 static void node_revoke(struct xdev_node *n) {
         if (n->granted)
                 n->dirty = true;
@@ -903,8 +913,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         r = txn_begin_login(ctx, &t, login);
         if (r < 0)
                 return r;
-        (void) reap(ctx, &t);
-        (void) adopt_sweeps(ctx, &t);
+        (void) reap_and_adopt(ctx, &t);
         if (xdev_state_find_session(&t.state, login->pid, login->start) >= 0) {
                 r = t.state.has_holder && t.state.holder == login->uid;
                 login_result(&t, login);
@@ -967,8 +976,7 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
                 return r;
         /* util-linux login closes after its child left the VT: by then its
          * own session may be reaped here, which is its close as well */
-        reaped = reap(ctx, &t);
-        (void) adopt_sweeps(ctx, &t);
+        reaped = reap_and_adopt(ctx, &t);
         idx = xdev_state_find_session(&t.state, pid, start);
         if (idx < 0 && reaped == 0) {
                 r = -ENOENT;
@@ -1004,8 +1012,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         r = txn_begin(ctx, &t);
         if (r < 0)
                 return r;
-        reaped = reap(ctx, &t);
-        (void) adopt_sweeps(ctx, &t);
+        reaped = reap_and_adopt(ctx, &t);
         xdev_state_elect(&t.state, t.active_vt);
         if (reaped > 0 || holder_changed(&t) || t.loaded_has_holder != t.state.has_holder) {
                 r = release_old_holder(ctx, &t);
@@ -1078,8 +1085,7 @@ int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost) {
         if (r < 0)
                 return r;
         *ret_lost = t.lost;
-        reaped = reap(ctx, &t);
-        (void) adopt_sweeps(ctx, &t);
+        reaped = reap_and_adopt(ctx, &t);
         xdev_state_elect(&t.state, t.active_vt);
         if (!ctx->config_ok && holder_changed(&t))
                 t.state.has_holder = false;

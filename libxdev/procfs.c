@@ -45,18 +45,10 @@ int xdev_proc_status_parse(const char *text, struct xdev_proc_status *ret) {
 
 int xdev_proc_status_read(int procfd, pid_t pid, struct xdev_proc_status *ret) {
         char path[32], buf[4096];
-        ssize_t n;
-        int fd;
 
         (void) snprintf(path, sizeof path, "%d/status", (int) pid);
-        fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
+        if (xdev_read_small(procfd, path, buf, sizeof buf) <= 0)
                 return -ESRCH;
-        n = read(fd, buf, sizeof buf - 1);
-        (void) close(fd);
-        if (n <= 0)
-                return -ESRCH;
-        buf[n] = '\0';
         return xdev_proc_status_parse(buf, ret);
 }
 

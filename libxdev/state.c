@@ -228,6 +228,46 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *ret) {
         return s ? xdev_parse_uint(s, max, ret) : -EINVAL;
 }
 
+/* The next field, KEY=N with MIN <= N <= MAX, into *RET. */
+static int take_u64(char **line, const char *key, uint64_t min, uint64_t max, uint64_t *ret) {
+        uint64_t v;
+
+        if (parse_u64(take(line, key), max, &v) < 0 || v < min)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* The next field, KEY=ID, a uid or gid (not -1). */
+static int take_id(char **line, const char *key, uint32_t *ret) {
+        uint64_t v;
+
+        if (take_u64(line, key, 0, UINT32_MAX - 1, &v) < 0)
+                return -EINVAL;
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+/* The next field, KEY=PID (1 or more). */
+static int take_pid(char **line, const char *key, pid_t *ret) {
+        uint64_t v;
+
+        if (take_u64(line, key, 1, INT32_MAX, &v) < 0)
+                return -EINVAL;
+        *ret = (pid_t) v;
+        return 0;
+}
+
+/* The next field, KEY=NAME, a portable name, into BUF (XDEV_NAME_MAX + 1). */
+static int take_name(char **line, const char *key, char *buf) {
+        const char *t = take(line, key);
+
+        if (!xdev_name_is_valid(t, XDEV_NAME_MAX))
+                return -EINVAL;
+        strcpy(buf, t);
+        return 0;
+}
+
 static int parse_devnum(const char *s, dev_t *ret) {
         char buf[32];
         const char *colon;
@@ -274,67 +314,49 @@ static bool acl_text_is_valid(const char *s) {
         return true;
 }
 
-static int parse_session(char *line, struct xdev_session *s) {
-        uint64_t v;
+/* What a node is put back to: uid=, gid=, mode= (a character device's)
+ * and acl= ("-": none; else its text, *RET_ACL, NULL for none). */
+static int take_original(char **line, uid_t *uid, gid_t *gid, mode_t *mode, const char **ret_acl) {
         const char *t;
-        int64_t since;
+
+        if (take_id(line, "uid", uid) < 0 || take_id(line, "gid", gid) < 0 ||
+            parse_octal_mode(take(line, "mode"), mode) < 0)
+                return -EINVAL;
+        t = take(line, "acl");
+        if (!t || (strcmp(t, "-") != 0 && !acl_text_is_valid(t)))
+                return -EINVAL;
+        *ret_acl = strcmp(t, "-") == 0 ? NULL : t;
+        return 0;
+}
+
+static int parse_session(char *line, struct xdev_session *s) {
+        uint64_t vt, since;
 
         *s = (struct xdev_session) { 0 };
-        if (parse_u64(take(&line, "uid"), UINT32_MAX - 1, &v) < 0)
+        if (take_id(&line, "uid", &s->uid) < 0 || take_name(&line, "user", s->user) < 0 ||
+            take_name(&line, "service", s->service) < 0 ||
+            take_u64(&line, "vt", 1, XDEV_VT_MAX, &vt) < 0 || take_pid(&line, "pid", &s->pid) < 0 ||
+            take_u64(&line, "start", 0, UINT64_MAX, &s->start) < 0 ||
+            take_u64(&line, "since", 0, INT64_MAX, &since) < 0)
                 return -EINVAL;
-        s->uid = (uid_t) v;
-        t = take(&line, "user");
-        if (!xdev_name_is_valid(t, XDEV_NAME_MAX))
-                return -EINVAL;
-        strcpy(s->user, t);
-        t = take(&line, "service");
-        if (!xdev_name_is_valid(t, XDEV_NAME_MAX))
-                return -EINVAL;
-        strcpy(s->service, t);
-        if (parse_u64(take(&line, "vt"), XDEV_VT_MAX, &v) < 0 || v < 1)
-                return -EINVAL;
-        s->vt = (unsigned) v;
-        if (parse_u64(take(&line, "pid"), INT32_MAX, &v) < 0 || v < 1)
-                return -EINVAL;
-        s->pid = (pid_t) v;
-        if (parse_u64(take(&line, "start"), UINT64_MAX, &v) < 0)
-                return -EINVAL;
-        s->start = v;
-        if (parse_u64(take(&line, "since"), INT64_MAX, &v) < 0)
-                return -EINVAL;
-        since = (int64_t) v;
-        s->since = since;
+        s->vt = (unsigned) vt;
+        s->since = (int64_t) since;
         return line ? -EINVAL : 0;
 }
 
 static int parse_follow(char *line, struct xdev_state *state) {
-        uint64_t v;
-
-        if (parse_u64(take(&line, "pid"), INT32_MAX, &v) < 0 || v < 1)
+        if (take_pid(&line, "pid", &state->follow_pid) < 0 ||
+            take_u64(&line, "start", 0, UINT64_MAX, &state->follow_start) < 0)
                 return -EINVAL;
-        state->follow_pid = (pid_t) v;
-        if (parse_u64(take(&line, "start"), UINT64_MAX, &v) < 0)
-                return -EINVAL;
-        state->follow_start = v;
         state->follow = true;
         return line ? -EINVAL : 0;
 }
 
 static int parse_sweep(char *line, struct xdev_sweep_rec *w) {
-        uint64_t v;
-
-        if (parse_u64(take(&line, "uid"), UINT32_MAX - 1, &v) < 0)
+        if (take_id(&line, "uid", &w->uid) < 0 || take_pid(&line, "pid", &w->pid) < 0 ||
+            take_u64(&line, "start", 0, UINT64_MAX, &w->start) < 0 ||
+            take_u64(&line, "until", 0, UINT64_MAX, &w->until) < 0)
                 return -EINVAL;
-        w->uid = (uid_t) v;
-        if (parse_u64(take(&line, "pid"), INT32_MAX, &v) < 0 || v < 1)
-                return -EINVAL;
-        w->pid = (pid_t) v;
-        if (parse_u64(take(&line, "start"), UINT64_MAX, &v) < 0)
-                return -EINVAL;
-        w->start = v;
-        if (parse_u64(take(&line, "until"), UINT64_MAX, &v) < 0)
-                return -EINVAL;
-        w->until = v;
         return line ? -EINVAL : 0;
 }
 
@@ -354,28 +376,14 @@ static int parse_node(char *line, struct xdev_node *n) {
         n->class = c;
         if (parse_devnum(take(&line, "fsdev"), &n->fsdev) < 0)
                 return -EINVAL;
-        if (parse_u64(take(&line, "ino"), UINT64_MAX, &v) < 0)
+        if (take_u64(&line, "ino", 0, UINT64_MAX, &v) < 0)
                 return -EINVAL;
         n->ino = (ino_t) v;
         if (parse_devnum(take(&line, "rdev"), &n->rdev) < 0 ||
-            major(n->rdev) != xdev_class_major(n->class))
+            major(n->rdev) != xdev_class_major(n->class) ||
+            take_original(&line, &n->uid, &n->gid, &n->mode, &t) < 0)
                 return -EINVAL;
-        if (parse_u64(take(&line, "uid"), UINT32_MAX - 1, &v) < 0)
-                return -EINVAL;
-        n->uid = (uid_t) v;
-        if (parse_u64(take(&line, "gid"), UINT32_MAX - 1, &v) < 0)
-                return -EINVAL;
-        n->gid = (gid_t) v;
-        if (parse_octal_mode(take(&line, "mode"), &n->mode) < 0)
-                return -EINVAL;
-        t = take(&line, "acl");
-        if (!t)
-                return -EINVAL;
-        if (strcmp(t, "-") != 0) {
-                if (!acl_text_is_valid(t))
-                        return -EINVAL;
-                n->acl = (char *) t;
-        }
+        n->acl = (char *) t;
         t = take(&line, "grant");
         if (!t)
                 return -EINVAL;
@@ -568,20 +576,9 @@ int xdev_mark_parse(const char *buf, size_t len, struct xdev_mark *ret) {
         cursor = line + sizeof MARK_MAGIC;
         if (parse_devnum(take(&cursor, "rdev"), &m.rdev) < 0)
                 return -EINVAL;
-        if (parse_u64(take(&cursor, "uid"), UINT32_MAX - 1, &v) < 0)
+        if (take_original(&cursor, &m.uid, &m.gid, &m.mode, &t) < 0)
                 return -EINVAL;
-        m.uid = (uid_t) v;
-        if (parse_u64(take(&cursor, "gid"), UINT32_MAX - 1, &v) < 0)
-                return -EINVAL;
-        m.gid = (gid_t) v;
-        if (parse_octal_mode(take(&cursor, "mode"), &m.mode) < 0)
-                return -EINVAL;
-        t = take(&cursor, "acl");
-        if (!t)
-                return -EINVAL;
-        if (strcmp(t, "-") != 0) {
-                if (!acl_text_is_valid(t))
-                        return -EINVAL;
+        if (t) {
                 strcpy(m.acl, t);
                 m.has_acl = true;
         }

@@ -106,21 +106,6 @@ struct xdev_linger_sweep {
         struct xdev_linger_target *own_targets;
 };
 
-static int read_small(int dirfd, const char *path, char *buf, size_t size) {
-        ssize_t n;
-        int fd;
-
-        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        n = read(fd, buf, size - 1);
-        (void) close(fd);
-        if (n < 0)
-                return -errno;
-        buf[n] = '\0';
-        return (int) n;
-}
-
 /* Real, effective, saved and fs uid from PID/status. */
 static int proc_uids(int procfd, struct proc *p) {
         struct xdev_proc_status st;
@@ -145,7 +130,7 @@ static void proc_comm(int procfd, pid_t pid, char *buf, size_t size) {
         int n;
 
         (void) snprintf(path, sizeof path, "%d/comm", (int) pid);
-        n = read_small(procfd, path, buf, size);
+        n = xdev_read_small(procfd, path, buf, size);
         if (n <= 0) {
                 (void) snprintf(buf, size, "?");
                 return;

@@ -10,41 +10,32 @@
 #include "tty.h"
 #include "util.h"
 
-int xdev_tty_is_controlling(unsigned vt) {
+/* 1 when VT N is the calling process's controlling tty and, with LEADS,
+ * the process leads that tty's session; 0 when not, -errno. */
+static int self_on_vt(unsigned vt, bool leads) {
         struct xdev_proc_stat st;
-        int r;
+        int r = xdev_proc_stat(getpid(), &st);
 
-        r = xdev_proc_stat(getpid(), &st);
         if (r < 0)
                 return r;
-        return st.tty_nr == xdev_vt_devnum(vt);
+        return st.tty_nr == xdev_vt_devnum(vt) && (!leads || st.session == getpid());
+}
+
+int xdev_tty_is_controlling(unsigned vt) {
+        return self_on_vt(vt, false);
 }
 
 int xdev_tty_leads_session(unsigned vt) {
-        struct xdev_proc_stat st;
-        int r;
-
-        r = xdev_proc_stat(getpid(), &st);
-        if (r < 0)
-                return r;
-        return st.tty_nr == xdev_vt_devnum(vt) && st.session == getpid();
+        return self_on_vt(vt, true);
 }
 
 /* A direct child of PID that leads a session whose controlling tty is VT. */
 static bool child_leads_vt(pid_t pid, unsigned vt) {
         char path[64], buf[512], *save = NULL;
-        ssize_t n;
-        int fd;
 
         (void) snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int) pid, (int) pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
+        if (xdev_read_small(AT_FDCWD, path, buf, sizeof buf) <= 0)
                 return false;
-        n = read(fd, buf, sizeof buf - 1);
-        (void) close(fd);
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
         for (char *tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
                 struct xdev_proc_stat st;
                 uint64_t child;
@@ -79,18 +70,11 @@ bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt) {
 
 int xdev_vt_active(void) {
         char buf[32];
-        ssize_t n;
         unsigned vt;
-        int fd;
+        int n = xdev_read_small(AT_FDCWD, "/sys/class/tty/tty0/active", buf, sizeof buf);
 
-        fd = open("/sys/class/tty/tty0/active", O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        n = read(fd, buf, sizeof buf - 1);
-        (void) close(fd);
         if (n <= 0)
-                return -EIO;
-        buf[n] = '\0';
+                return n < 0 ? n : -EIO;
         buf[strcspn(buf, "\n")] = '\0';
         return xdev_vt_parse(buf, &vt) < 0 ? -EIO : (int) vt;
 }

@@ -47,22 +47,31 @@ int xdev_parse_uint(const char *s, uint64_t max, uint64_t *ret) {
         return 0;
 }
 
-int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret) {
-        char path[64], buf[1024];
+int xdev_read_small(int dirfd, const char *path, char *buf, size_t size) {
         ssize_t n;
         int fd;
+
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, size - 1);
+        (void) close(fd);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        return (int) n;
+}
+
+int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret) {
+        char path[64], buf[1024];
+        int n;
 
         if (pid <= 0)
                 return -EINVAL;
         (void) snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        n = read(fd, buf, sizeof buf - 1);
-        (void) close(fd);
+        n = xdev_read_small(AT_FDCWD, path, buf, sizeof buf);
         if (n <= 0)
-                return n < 0 ? -errno : -EIO;
-        buf[n] = '\0';
+                return n < 0 ? n : -EIO;
 
         /* comm may hold spaces and ')': the fields start after the last ')'. */
         char *p = strrchr(buf, ')');

@@ -61,6 +61,12 @@ bool xdev_path_is_valid(const char *path);
  * short read taken for the whole file. FAULT names a test fault point. */
 int xdev_read_file(int fd, size_t size, const char *fault, char **ret);
 
+/* One read() of the small file PATH below DIRFD (AT_FDCWD: PATH as it
+ * is), its last component not followed if a link, into BUF of SIZE bytes,
+ * NUL-terminated: what /proc and /sys give in one go. Returns the number of
+ * bytes read or -errno. */
+int xdev_read_small(int dirfd, const char *path, char *buf, size_t size);
+
 /* Fault points for crash-consistency tests; compiled out of release builds. */
 /* XDEV_FAULT=NAME:ACTION[@N] acts at the Nth (default first) time NAME is
  * reached: "kill", "abort", "stop" (SIGSTOP, then go on), or an errno name

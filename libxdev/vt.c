@@ -74,10 +74,19 @@ static int open_dev_dir(void) {
         return dev;
 }
 
+/* 0 when the O_PATH fd PFD is the character device of VT N, -ENOTTY when
+ * it is something else, -errno. */
+static int vt_check(int pfd, unsigned vt) {
+        struct stat st;
+
+        if (fstat(pfd, &st) < 0)
+                return -errno;
+        return S_ISCHR(st.st_mode) && st.st_rdev == xdev_vt_devnum(vt) ? 0 : -ENOTTY;
+}
+
 int xdev_vt_open(unsigned vt, int flags) {
         char name[XDEV_VT_PATH_MAX], self[32];
-        struct stat st;
-        int dir, pfd, fd, r;
+        int dir, pfd, r;
 
         if (vt < 1 || vt > XDEV_VT_MAX)
                 return -EINVAL;
@@ -86,23 +95,16 @@ int xdev_vt_open(unsigned vt, int flags) {
                 return dir;
         (void) snprintf(name, sizeof name, "tty%u", vt);
         pfd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        r = -errno;
+        r = pfd < 0 ? -errno : vt_check(pfd, vt);
         (void) close(dir);
-        if (pfd < 0)
-                return r == -ELOOP || r == -ENOTDIR ? -ENOTTY : r;
-        if (fstat(pfd, &st) < 0) {
-                r = -errno;
-                goto out;
+        if (r == 0) {
+                (void) snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
+                r = open(self, O_RDWR | O_NOCTTY | O_CLOEXEC | flags);
+                r = r < 0 ? -errno : r;
         }
-        r = -ENOTTY;
-        if (!S_ISCHR(st.st_mode) || st.st_rdev != xdev_vt_devnum(vt))
-                goto out;
-        (void) snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
-        fd = open(self, O_RDWR | O_NOCTTY | O_CLOEXEC | flags);
-        r = fd < 0 ? -errno : fd;
-out:
-        (void) close(pfd);
-        return r;
+        if (pfd >= 0)
+                (void) close(pfd);
+        return r == -ELOOP || r == -ENOTDIR ? -ENOTTY : r;
 }
 
 int xdev_vt_default_kbmode(void) {

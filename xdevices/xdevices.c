@@ -266,6 +266,25 @@ static void status_json(FILE *out, const struct xdev_status *st) {
         fprintf(out, "]}\n");
 }
 
+/* The processes still holding shared nodes without a grant. */
+static void status_text_lingering(FILE *out, const struct xdev_status *st) {
+        fprintf(out, "lingering holders:\n");
+        for (size_t i = 0; i < st->lingering.n; i++) {
+                const struct xdev_linger_entry *e = &st->lingering.items[i];
+                fprintf(out, "  pid %-7d %-16s uid %-6u ", (int) e->pid, e->comm,
+                        (unsigned) e->uid);
+                if (e->thread)
+                        fprintf(out, "thread %d (own fd table) %s\n", (int) e->thread, e->path);
+                else
+                        fprintf(out, "fd %-4d %s%s\n", e->fd, e->path,
+                                e->uring             ? " (io_uring registered file)"
+                                        : e->revoked ? " (revoked)"
+                                                     : "");
+        }
+        if (st->lingering.n == 0)
+                fprintf(out, "  none\n");
+}
+
 static void status_text(FILE *out, const struct xdev_status *st) {
         const struct xdev_state *state = &st->state;
         const char *holder_name = NULL;
@@ -331,21 +350,7 @@ static void status_text(FILE *out, const struct xdev_status *st) {
                 fprintf(out, "  was %u:%u %04o %s\n", (unsigned) n->uid, (unsigned) n->gid,
                         (unsigned) (n->mode & 07777), n->acl ? n->acl : "(no ACL support)");
         }
-        fprintf(out, "lingering holders:\n");
-        for (size_t i = 0; i < st->lingering.n; i++) {
-                const struct xdev_linger_entry *e = &st->lingering.items[i];
-                fprintf(out, "  pid %-7d %-16s uid %-6u ", (int) e->pid, e->comm,
-                        (unsigned) e->uid);
-                if (e->thread)
-                        fprintf(out, "thread %d (own fd table) %s\n", (int) e->thread, e->path);
-                else
-                        fprintf(out, "fd %-4d %s%s\n", e->fd, e->path,
-                                e->uring             ? " (io_uring registered file)"
-                                        : e->revoked ? " (revoked)"
-                                                     : "");
-        }
-        if (st->lingering.n == 0)
-                fprintf(out, "  none\n");
+        status_text_lingering(out, st);
 }
 
 static int cmd_status(struct xdev_ctx *ctx, char **args, const struct flags *f) {
@@ -606,38 +611,43 @@ static int run_command(struct xdev_ctx *ctx, const char *name, int n_args, char 
         return EXIT_USAGE;
 }
 
-int main(int argc, char **argv) {
-        static const struct option opts[] = {
-                { "conf", required_argument, NULL, 'c' },
-                { "debug", no_argument, NULL, 'd' },
-                { "json", no_argument, NULL, 'j' },
-                { "force", no_argument, NULL, 'f' },
-                { "all", no_argument, NULL, 'a' },
-                { "revoke", no_argument, NULL, 'r' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                {},
-        };
-        const char *conf = XDEV_DEFAULT_CONF, *cmd;
-        bool json = false, force = false, debug = false, all = false, named = false;
-        bool revoke = false;
-        struct xdev_ctx ctx;
-        int c, r, ret;
+static const struct option options[] = {
+        { "conf", required_argument, NULL, 'c' },
+        { "debug", no_argument, NULL, 'd' },
+        { "json", no_argument, NULL, 'j' },
+        { "force", no_argument, NULL, 'f' },
+        { "all", no_argument, NULL, 'a' },
+        { "revoke", no_argument, NULL, 'r' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        {},
+};
 
-        while ((c = getopt_long(argc, argv, "+c:djfhV", opts, NULL)) != -1) {
+struct args {
+        const char *conf, *cmd;
+        bool named; /* the config named by --conf */
+        bool debug;
+        struct flags flags;
+};
+
+/* The options before the command. Returns -1 to go on, or an exit code. */
+static int parse_options(int argc, char **argv, struct args *a) {
+        int c;
+
+        while ((c = getopt_long(argc, argv, "+c:djfhV", options, NULL)) != -1) {
                 switch (c) {
                 case 'c':
-                        conf = optarg;
-                        named = true;
+                        a->conf = optarg;
+                        a->named = true;
                         break;
                 case 'd':
-                        debug = true;
+                        a->debug = true;
                         break;
                 case 'j':
-                        json = true;
+                        a->flags.json = true;
                         break;
                 case 'f':
-                        force = true;
+                        a->flags.force = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -650,46 +660,72 @@ int main(int argc, char **argv) {
                         return EXIT_USAGE;
                 }
         }
+        return -1;
+}
+
+/* The command and the options that may follow it ("status --json").
+ * Returns -1 to go on, or an exit code. */
+static int parse_command(int argc, char **argv, struct args *a) {
+        int c;
+
         if (optind >= argc) {
                 usage(stderr);
                 return EXIT_USAGE;
         }
-        cmd = argv[optind++];
-        /* options may follow the command too: "status --json" */
-        while ((c = getopt_long(argc, argv, "c:jf", opts, NULL)) != -1) {
-                if (c == 'c' && strcmp(cmd, "check") == 0) {
-                        conf = optarg; /* "check --conf=PATH" */
-                        named = true;
+        a->cmd = argv[optind++];
+        while ((c = getopt_long(argc, argv, "c:jf", options, NULL)) != -1) {
+                if (c == 'c' && strcmp(a->cmd, "check") == 0) {
+                        a->conf = optarg; /* "check --conf=PATH" */
+                        a->named = true;
                 } else if (c == 'j')
-                        json = true;
+                        a->flags.json = true;
                 else if (c == 'f')
-                        force = true;
-                else if (c == 'a' && strcmp(cmd, "revoke") == 0)
-                        all = true;
-                else if (c == 'r' && strcmp(cmd, "reset") == 0)
-                        revoke = true;
+                        a->flags.force = true;
+                else if (c == 'a' && strcmp(a->cmd, "revoke") == 0)
+                        a->flags.all = true;
+                else if (c == 'r' && strcmp(a->cmd, "reset") == 0)
+                        a->flags.revoke = true;
                 else {
                         usage(stderr);
                         return EXIT_USAGE;
                 }
         }
-        if (strcmp(cmd, "check") == 0) {
+        return -1;
+}
+
+/* "status" as a user: the globs of a readable config; without it, the
+ * usual names. */
+static int status_as_user(const char *conf, bool json) {
+        struct xdev_config config;
+        int ret;
+
+        xdev_config_init(&config);
+        if (xdev_config_load(&config, conf, NULL) < 0)
+                xdev_config_free(&config);
+        ret = cmd_status_user(&config, json);
+        xdev_config_free(&config);
+        return ret;
+}
+
+int main(int argc, char **argv) {
+        struct args a = { .conf = XDEV_DEFAULT_CONF };
+        struct xdev_ctx ctx;
+        int r, ret;
+
+        ret = parse_options(argc, argv, &a);
+        if (ret < 0)
+                ret = parse_command(argc, argv, &a);
+        if (ret >= 0)
+                return ret;
+        if (strcmp(a.cmd, "check") == 0) {
                 if (optind != argc) {
                         usage(stderr);
                         return EXIT_USAGE;
                 }
-                return cmd_check(conf, named);
+                return cmd_check(a.conf, a.named);
         }
-        if (geteuid() != 0 && strcmp(cmd, "status") == 0 && optind == argc) {
-                struct xdev_config config;
-                xdev_config_init(&config);
-                /* the globs of a readable config; without it, the usual names */
-                if (xdev_config_load(&config, conf, NULL) < 0)
-                        xdev_config_free(&config);
-                ret = cmd_status_user(&config, json);
-                xdev_config_free(&config);
-                return ret;
-        }
+        if (geteuid() != 0 && strcmp(a.cmd, "status") == 0 && optind == argc)
+                return status_as_user(a.conf, a.flags.json);
         if (geteuid() != 0) {
                 fprintf(stderr, "xdevices: must be run as root\n");
                 return EXIT_NOTROOT;
@@ -699,17 +735,16 @@ int main(int argc, char **argv) {
                 openlog("xdevices", LOG_PID, LOG_AUTHPRIV);
 
         xdev_ctx_init(&ctx);
-        ctx.log = (struct xdev_log) { .fn = log_to_stderr, .debug = debug };
-        r = named ? xdev_config_load_named(&ctx.config, conf, &ctx.log)
-                  : xdev_config_load(&ctx.config, conf, &ctx.log);
+        ctx.log = (struct xdev_log) { .fn = log_to_stderr, .debug = a.debug };
+        r = a.named ? xdev_config_load_named(&ctx.config, a.conf, &ctx.log)
+                    : xdev_config_load(&ctx.config, a.conf, &ctx.log);
         if (r < 0) {
                 xdev_log(&ctx.log, LOG_ERR, "configuration is broken; no device will be granted");
                 ctx.config_ok = false;
         }
-        ctx.log.debug = debug || ctx.config.debug;
+        ctx.log.debug = a.debug || ctx.config.debug;
 
-        ret = run_command(&ctx, cmd, argc - optind, argv + optind,
-                          &(struct flags) { json, force, all, revoke });
+        ret = run_command(&ctx, a.cmd, argc - optind, argv + optind, &a.flags);
         xdev_ctx_done(&ctx);
         return ret;
 }
