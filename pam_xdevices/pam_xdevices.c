@@ -114,6 +114,17 @@ static const char *loggable(const char *user) {
         return xdev_name_is_valid(user, XDEV_NAME_MAX) ? user : "(not a portable name)";
 }
 
+/* Logs why a login does not count; returns 0, its VT. */
+static unsigned XDEV_PRINTF(3, 4)
+        not_counted(pam_handle_t *pamh, int priority, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        pam_vsyslog(pamh, priority, fmt, ap);
+        va_end(ap);
+        return 0;
+}
+
 /* doc/DESIGN.md §3.3. Returns the VT, or 0 when this login does not count (the
  * reason is logged in one info line, at debug level for a service the config
  * leaves out, or as a warning for forged items). */
@@ -123,42 +134,31 @@ static unsigned login_vt(pam_handle_t *pamh, const struct xdev_ctx *ctx, const c
         const char *ruser = item(pamh, PAM_RUSER);
         const char *service = item(pamh, PAM_SERVICE);
         unsigned vt;
-        int r;
 
         if (!xdev_config_service_allowed(&ctx->config, service)) {
                 xdev_debug(&ctx->log, "service \"%s\" is not allowed, ignoring",
                            service ? service : "");
                 return 0;
         }
-        if (!xdev_login_items_are_local(user, ruser, rhost)) {
-                pam_syslog(
+        if (!xdev_login_items_are_local(user, ruser, rhost))
+                return not_counted(
                         pamh, LOG_INFO,
                         "\"%s\": not a console login (PAM_RHOST or PAM_RUSER set): nothing granted",
                         loggable(user));
-                return 0;
-        }
-        if (xdev_vt_parse(tty, &vt) < 0) {
-                pam_syslog(pamh, LOG_INFO,
-                           "\"%s\": PAM_TTY is not a virtual console: nothing granted",
-                           loggable(user));
-                return 0;
-        }
-        r = xdev_tty_is_controlling(vt);
-        if (r <= 0) {
-                pam_syslog(
+        if (xdev_vt_parse(tty, &vt) < 0)
+                return not_counted(pamh, LOG_INFO,
+                                   "\"%s\": PAM_TTY is not a virtual console: nothing granted",
+                                   loggable(user));
+        if (xdev_tty_is_controlling(vt) <= 0)
+                return not_counted(
                         pamh, LOG_WARNING,
                         "PAM_TTY names tty%u but it is not this process's controlling tty, ignoring",
                         vt);
-                return 0;
-        }
-        r = xdev_tty_leads_session(vt);
-        if (r <= 0) {
-                pam_syslog(
+        if (xdev_tty_leads_session(vt) <= 0)
+                return not_counted(
                         pamh, LOG_INFO,
                         "\"%s\" on tty%u: this process does not lead the session of the VT (a session inside a session): nothing granted",
                         loggable(user), vt);
-                return 0;
-        }
         return vt;
 }
 

@@ -242,12 +242,12 @@ static void status_json(FILE *out, const struct xdev_status *st) {
                 else
                         fprintf(out, "null");
                 fprintf(out, "},\"grantee\":");
-                if (n->granted)
+                if (!n->granted)
+                        fprintf(out, "null}");
+                else
                         fprintf(out, "%u,\"access\":\"%s\",\"by\":\"%s\"}", (unsigned) n->grantee,
                                 xdev_access_to_string(n->perm),
                                 xdev_grant_mode_to_string(n->gmode));
-                else
-                        fprintf(out, "null}");
         }
         fprintf(out, "],\"lingering\":[");
         for (size_t i = 0; i < st->lingering.n; i++) {
