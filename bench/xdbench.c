@@ -822,59 +822,45 @@ static void *tables_thread(void *data) {
         return NULL;
 }
 
+/* KIND 0: LOCK_THREADS threads each with a table of its own of LOCK_FDS
+ * files; KIND 1: tty0 as an io_uring registered file. */
+static int lock_holder_setup(void *data) {
+        int kind = *(const int *) data, ready[2];
+        struct rlimit rl = { 4096, 4096 };
+        int fd = open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        char c = 'x';
+
+        if (fd < 0 || setrlimit(RLIMIT_NOFILE, &rl) < 0 || pipe(ready) < 0)
+                return 10;
+        if (kind == 0) {
+                struct tables_arg a = { .ready = ready[1] };
+                pthread_attr_t at;
+                (void) pthread_attr_init(&at);
+                (void) pthread_attr_setstacksize(&at, 64 * 1024);
+                for (unsigned i = 0; i < LOCK_THREADS; i++) {
+                        pthread_t t;
+                        if (pthread_create(&t, &at, tables_thread, &a) != 0 ||
+                            read(ready[0], &c, 1) != 1 || c != 'r')
+                                return 11;
+                }
+                return 0;
+        }
+        struct io_uring_params params = { 0 };
+        int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
+        if (ring < 0 || syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
+                return 12;
+        (void) close(fd);
+        return 0;
+}
+
 /* KIND 0: a process of the user holding tty0, with LOCK_THREADS threads
  * each with a table of its own of LOCK_FDS files. KIND 1: one that holds
  * tty0 as an io_uring registered file (which nothing revokes) and ignores
  * SIGTERM. Returns its pid once it is set up (0: it could not be). */
 static pid_t lock_holder_start(int kind, uid_t uid) {
-        int p[2];
-        char c = 'x';
-        pid_t pid;
+        pid_t pid = h_holder_spawn(lock_holder_setup, &kind, uid, kind == 1);
 
-        if (pipe(p) < 0)
-                die("pipe");
-        pid = fork();
-        if (pid < 0)
-                die("fork");
-        if (pid == 0) {
-                struct rlimit rl = { 4096, 4096 };
-                int fd = open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC), ready[2];
-                (void) signal(SIGTERM, kind == 1 ? SIG_IGN : SIG_DFL);
-                if (fd < 0 || setrlimit(RLIMIT_NOFILE, &rl) < 0 || pipe(ready) < 0)
-                        _exit(10);
-                if (kind == 0) {
-                        struct tables_arg a = { .ready = ready[1] };
-                        pthread_attr_t at;
-                        (void) pthread_attr_init(&at);
-                        (void) pthread_attr_setstacksize(&at, 64 * 1024);
-                        for (unsigned i = 0; i < LOCK_THREADS; i++) {
-                                pthread_t t;
-                                if (pthread_create(&t, &at, tables_thread, &a) != 0 ||
-                                    read(ready[0], &c, 1) != 1 || c != 'r')
-                                        _exit(11);
-                        }
-                } else {
-                        struct io_uring_params params = { 0 };
-                        int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
-                        if (ring < 0 ||
-                            syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
-                                _exit(12);
-                        (void) close(fd);
-                }
-                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-                    setresuid(uid, uid, uid) < 0)
-                        _exit(13);
-                (void) write(p[1], "r", 1);
-                for (;;)
-                        pause();
-        }
-        (void) close(p[1]);
-        if (read(p[0], &c, 1) != 1) {
-                (void) waitpid(pid, NULL, 0);
-                pid = 0;
-        }
-        (void) close(p[0]);
-        return pid;
+        return pid < 0 ? 0 : pid;
 }
 
 static void lock_holder_stop(pid_t pid) {

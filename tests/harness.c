@@ -704,7 +704,7 @@ int h_session_close_status(struct h_session *s, const char *fault) {
         return status;
 }
 
-pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term) {
+pid_t h_holder_spawn(int (*setup)(void *data), void *data, uid_t uid, bool ignore_term) {
         int p[2];
         char c;
         pid_t pid;
@@ -715,12 +715,15 @@ pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term) {
         if (pid < 0)
                 die("fork");
         if (pid == 0) {
-                for (int i = 0; i < n; i++)
-                        if (path && open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
-                                _exit(10);
+                int r;
+                (void) close(p[0]);
                 /* never check's handler, which signals the test's process
                  * group: a holder of the same user would take the others */
                 (void) signal(SIGTERM, ignore_term ? SIG_IGN : SIG_DFL);
+                r = setup ? setup(data) : 0;
+                if (r != 0)
+                        _exit(r);
+                /* glibc applies set*id to every thread */
                 if (uid != 0 &&
                     (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
                      setresuid(uid, uid, uid) < 0))
@@ -730,9 +733,34 @@ pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term) {
                         pause();
         }
         (void) close(p[1]);
-        if (read(p[0], &c, 1) != 1)
-                die(path ? path : "holder");
+        if (read(p[0], &c, 1) != 1) {
+                (void) waitpid(pid, NULL, 0);
+                pid = -1;
+        }
         (void) close(p[0]);
+        return pid;
+}
+
+struct opens {
+        const char *path;
+        int n;
+};
+
+static int holder_opens(void *data) {
+        const struct opens *o = data;
+
+        for (int i = 0; i < o->n; i++)
+                if (o->path && open(o->path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                        return 10;
+        return 0;
+}
+
+pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term) {
+        struct opens o = { path, n };
+        pid_t pid = h_holder_spawn(holder_opens, &o, uid, ignore_term);
+
+        if (pid < 0)
+                die(path ? path : "holder");
         return pid;
 }
 

@@ -104,9 +104,12 @@ int h_session_close_status(struct h_session *s, const char *fault);
 void h_session_close_begin(struct h_session *s);
 bool h_session_running(struct h_session *s);
 int h_session_close_end(struct h_session *s);
-/* Forks a process that opens PATH N times (as root; NULL: nothing), becomes
- * UID (0: stays root), ignores SIGTERM with IGNORE_TERM, and returns once it
- * is ready; it waits to be killed. */
+/* Forks a holder: it runs SETUP(DATA) as root (a non-zero result is its
+ * exit code), ignores SIGTERM with IGNORE_TERM, becomes UID (every id, no
+ * supplementary groups; 0: stays root) and waits to be killed. Returns its
+ * pid once it is ready, or -1 when it could not be set up (then reaped). */
+pid_t h_holder_spawn(int (*setup)(void *data), void *data, uid_t uid, bool ignore_term);
+/* A holder (h_holder_spawn) that opens PATH N times (NULL: nothing). */
 pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term);
 /* SIGKILLs the session's leader and reaps it. */
 void h_session_kill(struct h_session *s);

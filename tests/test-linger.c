@@ -75,34 +75,24 @@ static void *thread_hide_fd(void *data) {
         return NULL;
 }
 
+static int hide_fd(void *data) {
+        struct thread_arg *a = data;
+        pthread_t t;
+        char c;
+
+        if (pipe(a->ready) < 0 || pthread_create(&t, NULL, thread_hide_fd, a) != 0 ||
+            read(a->ready[0], &c, 1) != 1 || c != 'r')
+                return 10;
+        return 0;
+}
+
 /* Like holder_start, but the fd lives only in the own fd table of a second
  * thread (unshare(CLONE_FILES)): PID/fd does not show it. */
 static struct holder holder_start_hidden(const char *path, uid_t uid) {
-        struct holder h = { 0 };
-        int p[2];
-        char c;
+        struct thread_arg a = { .path = path };
+        struct holder h = { .pid = h_holder_spawn(hide_fd, &a, uid, false) };
 
-        ck_assert_int_eq(pipe(p), 0);
-        h.pid = fork();
-        ck_assert_int_ge(h.pid, 0);
-        if (h.pid == 0) {
-                struct thread_arg a = { .path = path };
-                pthread_t t;
-                (void) signal(SIGTERM, SIG_DFL);
-                if (pipe(a.ready) < 0 || pthread_create(&t, NULL, thread_hide_fd, &a) != 0 ||
-                    read(a.ready[0], &c, 1) != 1 || c != 'r')
-                        _exit(10);
-                /* glibc applies set*id to every thread */
-                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-                    setresuid(uid, uid, uid) < 0)
-                        _exit(11);
-                (void) write(p[1], "r", 1);
-                for (;;)
-                        pause();
-        }
-        (void) close(p[1]);
-        ck_assert_msg(read(p[0], &c, 1) == 1, "hidden holder of %s did not start", path);
-        (void) close(p[0]);
+        ck_assert_msg(h.pid > 0, "hidden holder of %s did not start", path);
         return h;
 }
 
