@@ -11,7 +11,8 @@
  *     record; anything else at that path is left alone.
  *  4. A failed grant puts the node back to its recorded original.
  *  5. A grant marks its node (trusted xattr, through the same fd) before
- *     the change, and only a restore that succeeded unmarks it, so a node
+ *     the change, and only a restore that succeeded unmarks it (at a
+ *     handover the mark stays for the next grant to rewrite), so a node
  *     that may carry a grant always carries its original too. */
 #include "config.h"
 

@@ -42,7 +42,8 @@ int xdev_node_snapshot(int fd, const struct stat *st, struct xdev_node *n);
  * original plus the grant when N->granted, else exactly the original.
  * Reopens N->path and acts only when fs, inode and rdev match the record.
  * A grant first leaves its mark on the node (the original and the
- * grantee); a restore that succeeds takes it off. A file system that keeps
+ * grantee); a restore that succeeds takes it off (not with KEEP_MARK,
+ * below). A file system that keeps
  * no trusted attributes gets the grant unmarked.
  * Returns 0, -ENOENT (gone), -ESTALE (a different node is there now; left
  * alone), or -errno from the change (the node is then put back to its
