@@ -13,6 +13,7 @@
 
 #include "conf.h"
 #include "linger.h"
+#include "node.h"
 #include "state.h"
 #include "util.h"
 
@@ -88,12 +89,13 @@ struct xdev_follow_self {
 
 /* Where a step's time went, in ms: what xdevicesd logs per switch. */
 struct xdev_step_times {
-        double mark;    /* (the end of the last phase timed) */
-        double load;    /* lock taken, state read, leaders checked, holder elected */
-        double release; /* the old holder's grants taken off (saved, converged) */
-        double sweep;   /* /proc searched for its fds, which were revoked */
-        double grant;   /* the new holder's grants (saved, converged) */
-        unsigned procs; /* processes the sweep looked at */
+        double mark;            /* (the end of the last phase timed) */
+        double load;            /* lock taken, state read, leaders checked, holder elected */
+        double release;         /* the old holder's grants taken off (saved, converged) */
+        double sweep;           /* /proc searched for its fds, which were revoked */
+        double grant;           /* the new holder's grants (saved, converged) */
+        unsigned procs;         /* processes the sweep looked at */
+        struct xdev_node_io io; /* ACLs read and written, marks set or removed */
 };
 
 /* At most this many event nodes are listed in a follow result. */
