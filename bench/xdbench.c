@@ -1048,13 +1048,45 @@ static uint64_t step_once(struct xdev_ctx *ctx, const struct xdev_follow_self *s
         return t;
 }
 
-/* RUNS switches away from alice (each followed by one back, untimed). */
+/* The phases of the timed switches of one row, each a median over them
+ * (ms); ACL is the take-off plus the grant of each switch. */
+struct step_phases {
+        double load, release, sweep, grant, acl;
+        struct xdev_node_io io; /* of the last switch away */
+};
+
+static double median_ms(double *v, int n) {
+        uint64_t ns[STEP_RUNS];
+        for (int i = 0; i < n; i++)
+                ns[i] = (uint64_t) (v[i] * 1e6);
+        return stats_of(ns, n).med;
+}
+
+/* RUNS switches away from alice (each followed by one back, untimed);
+ * PH (may be NULL) gets the medians of their phases, as the watch of
+ * xdevicesd (SELF->data) timed them. */
 static struct stats steps(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
-                          struct xdev_follow_result *res, int runs) {
+                          struct xdev_follow_result *res, int runs, struct step_phases *ph) {
+        const struct xdev_step_watch *w = self->data;
         uint64_t v[STEP_RUNS];
+        double load[STEP_RUNS], rel[STEP_RUNS], sw[STEP_RUNS], gr[STEP_RUNS], acl[STEP_RUNS];
         for (int i = 0; i < runs; i++) {
                 v[i] = step_once(ctx, self, res, h_vt + 1);
+                load[i] = w ? w->load : 0;
+                rel[i] = w ? w->release : 0;
+                sw[i] = w ? w->sweep : 0;
+                gr[i] = w ? w->grant : 0;
+                acl[i] = rel[i] + gr[i];
+                if (ph)
+                        ph->io = res->io;
                 (void) step_once(ctx, self, res, h_vt);
+        }
+        if (ph) {
+                ph->load = median_ms(load, runs);
+                ph->release = median_ms(rel, runs);
+                ph->sweep = median_ms(sw, runs);
+                ph->grant = median_ms(gr, runs);
+                ph->acl = median_ms(acl, runs);
         }
         return stats_of(v, runs);
 }
@@ -1191,11 +1223,11 @@ static void measure_switch_steps(void) {
                 /* as the daemon does while idle (at most once a second) */
                 (void) xdev_proctab_drain(table);
                 ctx.procs = &src;
-                struct stats fed = steps(&ctx, &self, res, runs);
+                struct step_phases ph = { 0 };
+                struct stats fed = steps(&ctx, &self, res, runs, &ph);
                 unsigned fed_procs = res->examined;
-                struct xdev_step_watch ph = watch;
                 ctx.procs = NULL;
-                struct stats full = steps(&ctx, &self, res, runs);
+                struct stats full = steps(&ctx, &self, res, runs, NULL);
                 uint64_t fv[STEP_RUNS];
                 for (int i = 0; i < runs; i++) {
                         uint64_t t0 = now_ns();
@@ -1208,8 +1240,12 @@ static void measure_switch_steps(void) {
                        "acl_floor_median_ms=%.2f nodes=%d procs_read=%u\n",
                        extra[k], fed.med, fed.max, full.med, floor.med, STEP_NODES, fed_procs);
                 printf("switch-step-phases extra_procs=%zu load_ms=%.3f take_off_ms=%.3f sweep_ms=%.3f "
-                       "grant_ms=%.3f (the last switch back)\n",
-                       extra[k], ph.load, ph.release, ph.sweep, ph.grant);
+                       "grant_ms=%.3f take_off_plus_grant_ms=%.3f acl_floor_ms=%.3f vs_floor=%.1f "
+                       "acl_reads=%u acl_writes=%u mark_writes=%u (medians over the switches "
+                       "away; the counts of one)\n",
+                       extra[k], ph.load, ph.release, ph.sweep, ph.grant, ph.acl, floor.med,
+                       floor.med > 0 ? ph.acl / floor.med : 0.0, ph.io.acl_reads, ph.io.acl_writes,
+                       ph.io.mark_writes);
         }
         procs_end(idle, n_idle);
         acl_free(grant);

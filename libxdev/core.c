@@ -644,10 +644,20 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all, bool keep) {
                         continue;
                 if (!n->dirty && !all)
                         continue;
-                if (!n->granted && n->restored)
-                        continue; /* put back earlier in this transaction */
-                r = xdev_node_converge(&t->dirs, n);
+                if (!n->granted && n->restored) {
+                        /* put back earlier in this transaction, at a
+                         * handover that did not grant it again */
+                        if (n->mark_kept)
+                                (void) xdev_node_unmark(&t->dirs, n);
+                        n->mark_kept = false;
+                        continue;
+                }
+                unsigned flags = n->dirty ? XDEV_CONVERGE_CHANGES : 0;
+                if (!n->granted && keep)
+                        flags |= XDEV_CONVERGE_KEEP_MARK;
+                r = xdev_node_converge(&t->dirs, n, flags);
                 n->dirty = false;
+                n->mark_kept = r == 0 && (flags & XDEV_CONVERGE_KEEP_MARK);
                 if (r == 0) {
                         xdev_debug(&ctx->log, "\"%s\": %s", n->path,
                                    n->granted ? "granted" : "restored");
@@ -1166,6 +1176,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                         .changed = changed,
                         .enumerate = t.enumerate_pending,
                         .examined = t.swept.examined,
+                        .io = t.dirs.io,
                         .sweep_check_ms = sweeps_next_check(&t.state),
                 };
                 for (size_t i = 0; i < t.state.n_sessions && i < XDEV_SESSIONS_MAX; i++) {

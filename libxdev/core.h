@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "node.h"
 #include "sweep.h"
 #include "state.h"
 #include "util.h"
@@ -106,6 +107,7 @@ struct xdev_follow_result {
         bool handed_over;               /* this step granted the shared devices to a new holder */
         bool enumerate;                 /* a handover: call xdev_follow_enumerate() when idle */
         unsigned examined;              /* processes the sweeps looked at */
+        struct xdev_node_io io;         /* ACLs read and written, marks set or removed */
         struct xdev_fd_bin bin;         /* copies of revoked fds, for the caller to close */
         struct xdev_linger_wait *waits; /* sweeps for the caller to finish */
         uint64_t sweep_check_ms;        /* CLOCK_MONOTONIC ms at which to run the

@@ -9,7 +9,9 @@
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
@@ -221,21 +223,46 @@ int xdev_devices_enumerate(const struct xdev_config *config, struct xdev_device_
         return r;
 }
 
+/* A version 4 UUID as text, for the kernel's synthetic uevent, which
+ * checks only its form. The fixed one stands in when the random pool is
+ * not ready yet (early boot): nobody matches on it. */
+static void uuid_random(char buf[static 37]) {
+        uint8_t b[16];
+
+        if (getrandom(b, sizeof b, GRND_NONBLOCK) != (ssize_t) sizeof b) {
+                (void) snprintf(buf, 37, "%s", "7c3a5e0d-1f6b-4a92-8e47-d05b9c2f6a13");
+                return;
+        }
+        b[6] = (uint8_t) ((b[6] & 0x0f) | 0x40);
+        b[8] = (uint8_t) ((b[8] & 0x3f) | 0x80);
+        (void) snprintf(buf, 37,
+                        "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+                        b[12], b[13], b[14], b[15]);
+}
+
+static int uevent_write(int fd, const char *text) {
+        size_t len = strlen(text);
+        ssize_t n = pwrite(fd, text, len, 0);
+
+        if (n < 0)
+                return -errno;
+        return n == (ssize_t) len ? 0 : -EIO;
+}
+
 int xdev_device_announce(dev_t rdev) {
-        static const char action[] = "change";
-        char path[64];
-        ssize_t n;
-        int fd, r = 0;
+        char path[64], text[96], uuid[37];
+        int fd, r;
 
         (void) snprintf(path, sizeof path, "/sys/dev/char/%u:%u/uevent", major(rdev), minor(rdev));
         fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        n = write(fd, action, sizeof action - 1);
-        if (n < 0)
-                r = -errno;
-        else if (n != (ssize_t) sizeof action - 1)
-                r = -EIO;
+        uuid_random(uuid);
+        (void) snprintf(text, sizeof text, "change %s %s", uuid, XDEV_ANNOUNCE_ARG);
+        r = uevent_write(fd, text);
+        if (r == -EINVAL) /* a kernel without arguments to synthetic uevents (< 4.13) */
+                r = uevent_write(fd, "change");
         (void) close(fd);
         return r;
 }

@@ -40,8 +40,15 @@ enum xdev_source xdev_devices_source(const struct xdev_config *config);
 void xdev_devices_explain(const struct xdev_config *config, const unsigned *counts, char *buf,
                           size_t size);
 
+/* The argument of xdevicesd's announcements: the kernel passes it to udev
+ * as SYNTH_ARG_XDEVICES=announce, for which 72-xdevices.rules runs no
+ * helper (doc/DESIGN.md §3.10). */
+#define XDEV_ANNOUNCE_ARG "XDEVICES=announce"
+
 /* Asks the kernel to announce the character device RDEV again: writes
- * "change" to /sys/dev/char/MAJ:MIN/uevent, which udev handles as any
- * change event and passes on to its listeners (an X server's udev backend
- * removes and adds the device anew, opening it again). 0 or -errno. */
+ * "change UUID XDEVICES=announce" to /sys/dev/char/MAJ:MIN/uevent, a
+ * synthetic change event that udev runs its rules for and passes on to its
+ * listeners (an X server's udev backend removes and adds the device anew,
+ * opening it again); a kernel that takes no arguments gets "change". 0 or
+ * -errno. */
 int xdev_device_announce(dev_t rdev);

@@ -11,7 +11,8 @@
  *     record; anything else at that path is left alone.
  *  4. A failed grant puts the node back to its recorded original.
  *  5. A grant marks its node (trusted xattr, through the same fd) before
- *     the change, and only a restore that succeeded unmarks it, so a node
+ *     the change, and only a restore that succeeded unmarks it (at a
+ *     handover the mark stays for the next grant to rewrite), so a node
  *     that may carry a grant always carries its original too. */
 #include "config.h"
 
@@ -38,7 +39,8 @@ void xdev_dircache_done(struct xdev_dircache *c) {
                 return;
         if (c->fd >= 0)
                 (void) close(c->fd);
-        *c = (struct xdev_dircache) XDEV_DIRCACHE_INIT;
+        c->fd = -1;
+        c->path[0] = '\0';
 }
 
 /* Opens the directory DIR (LEN bytes, absolute, ending in '/') one
@@ -272,26 +274,51 @@ static int open_recorded(struct xdev_dircache *cache, const struct xdev_node *n,
         return 0;
 }
 
-static int apply_target(int fd, const struct stat *st, uid_t uid, gid_t gid, acl_t acl,
-                        mode_t mode) {
+static int acl_write(struct xdev_dircache *cache, const char *p, acl_t acl) {
+        int r = xdev_fault_point("acl-set");
+
+        if (r < 0)
+                return r;
+        if (cache)
+                cache->io.acl_writes++;
+        return acl_set_file(p, ACL_TYPE_ACCESS, acl) < 0 ? -errno : 0;
+}
+
+static acl_t acl_read(struct xdev_dircache *cache, const char *p) {
+        if (cache)
+                cache->io.acl_reads++;
+        return acl_get_file(p, ACL_TYPE_ACCESS);
+}
+
+/* Brings the node behind FD (ST) to owner UID:GID, ACL (none: NULL) and
+ * MODE. Unless KNOWN_TO_CHANGE, the ACL is read first and written only if
+ * it differs; either way the ACL written is ACL itself, so the read spares
+ * a write and decides nothing. Writing the ACL sets the permission bits,
+ * so the mode is looked at again only for what an ACL does not carry. */
+static int apply_target(struct xdev_dircache *cache, int fd, const struct stat *st, uid_t uid,
+                        gid_t gid, acl_t acl, mode_t mode, bool known_to_change) {
         char p[32];
         struct stat now;
+        int r;
 
         fd_path(fd, p);
         if ((st->st_uid != uid || st->st_gid != gid) &&
             fchownat(fd, "", uid, gid, AT_EMPTY_PATH) < 0)
                 return -errno;
         if (acl) {
-                acl_t cur = acl_get_file(p, ACL_TYPE_ACCESS);
-                int same = cur ? acl_cmp(cur, acl) : -1;
-                if (cur)
-                        (void) acl_free(cur);
+                int same = -1;
+                if (!known_to_change) {
+                        acl_t cur = acl_read(cache, p);
+                        same = cur ? acl_cmp(cur, acl) : -1;
+                        if (cur)
+                                (void) acl_free(cur);
+                }
                 if (same != 0) {
-                        int fault = xdev_fault_point("acl-set");
-                        if (fault < 0)
-                                return fault;
-                        if (acl_set_file(p, ACL_TYPE_ACCESS, acl) < 0)
-                                return -errno;
+                        r = acl_write(cache, p, acl);
+                        if (r < 0)
+                                return r;
+                        if ((st->st_mode & 07000) == (mode & 07000))
+                                return 0; /* the ACL set the rest */
                 }
         }
         if (fstat(fd, &now) < 0)
@@ -336,14 +363,14 @@ static bool acl_differs_only_in_mask(acl_t cur, acl_t want) {
 /* An ACL grant changes the ACL alone: owner, group and the base entries stay
  * what they are now (login may have chowned its VT since we recorded it);
  * the named entries become the recorded ones plus the grantee's. */
-static int grant_acl_only(int fd, const struct xdev_node *n) {
+static int grant_acl_only(struct xdev_dircache *cache, int fd, const struct xdev_node *n) {
         acl_t cur = NULL, orig = NULL, want = NULL;
         acl_entry_t e, ne;
         char p[32];
         int r;
 
         fd_path(fd, p);
-        cur = acl_get_file(p, ACL_TYPE_ACCESS);
+        cur = acl_read(cache, p);
         orig = acl_from_text(n->acl);
         want = acl_init(8);
         if (!cur || !orig || !want) {
@@ -371,14 +398,9 @@ static int grant_acl_only(int fd, const struct xdev_node *n) {
         r = acl_add_user(&want, n->grantee, n->perm);
         if (r < 0)
                 goto out;
-        if (acl_cmp(cur, want) != 0 && !acl_differs_only_in_mask(cur, want)) {
-                r = xdev_fault_point("acl-set");
-                if (r < 0)
-                        goto out;
-                if (acl_set_file(p, ACL_TYPE_ACCESS, want) < 0)
-                        goto fail;
-        }
         r = 0;
+        if (acl_cmp(cur, want) != 0 && !acl_differs_only_in_mask(cur, want))
+                r = acl_write(cache, p, want);
         goto out;
 fail:
         r = -errno;
@@ -392,19 +414,24 @@ out:
 /* Marks the node behind FD as granted by N (doc/DESIGN.md §3.6). Fails
  * quietly on a file system without trusted attributes: the grant stays
  * possible there, unmarked. */
-static void mark_set(int fd, const struct xdev_node *n) {
+static void mark_set(struct xdev_dircache *cache, int fd, const struct xdev_node *n) {
         char p[32], buf[XDEV_MARK_MAX];
         int len = xdev_mark_format(n, buf, sizeof buf);
 
         fd_path(fd, p);
-        if (len > 0 && xdev_fault_point("mark-set") == 0)
+        if (len > 0 && xdev_fault_point("mark-set") == 0) {
+                if (cache)
+                        cache->io.mark_writes++;
                 (void) setxattr(p, XDEV_MARK_XATTR, buf, (size_t) len, 0);
+        }
 }
 
-static void mark_clear(int fd) {
+static void mark_clear(struct xdev_dircache *cache, int fd) {
         char p[32];
 
         fd_path(fd, p);
+        if (cache)
+                cache->io.mark_writes++;
         (void) removexattr(p, XDEV_MARK_XATTR);
 }
 
@@ -423,7 +450,28 @@ int xdev_node_mark_read(int fd, const struct stat *st, struct xdev_mark *ret) {
         return 0;
 }
 
-int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
+/* An ACL grant of a shared node, written from the ledger alone: its
+ * recorded ACL (base entries included) plus the grantee. Nothing but the
+ * daemon and the udev helper, both under the state lock, changes a shared
+ * node's owner or mode after it is recorded (a node made anew is another
+ * inode), unlike a VT, which login(1) chowns (grant_acl_only()). */
+static int grant_acl_from_ledger(struct xdev_dircache *cache, int fd, const struct xdev_node *n) {
+        acl_t want = acl_from_text(n->acl);
+        char p[32];
+        int r;
+
+        if (!want)
+                return -EBADMSG;
+        fd_path(fd, p);
+        r = acl_add_user(&want, n->grantee, n->perm);
+        if (r == 0)
+                r = acl_write(cache, p, want);
+        (void) acl_free(want);
+        return r;
+}
+
+int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n, unsigned flags) {
+        bool changes = flags & XDEV_CONVERGE_CHANGES;
         struct stat st;
         acl_t acl = NULL;
         mode_t mode;
@@ -435,16 +483,19 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
                 return r;
         xdev_fault_point("node-converge");
         if (n->granted && st.st_nlink == 1)
-                mark_set(fd, n);
+                mark_set(cache, fd, n);
         if (n->granted && st.st_nlink != 1)
                 r = -EMLINK; /* a grant would reach the other name too */
+        else if (n->granted && n->gmode == XDEV_GRANT_ACL && n->acl &&
+                 (n->class == XDEV_CLASS_VT || !changes))
+                r = grant_acl_only(cache, fd, n);
         else if (n->granted && n->gmode == XDEV_GRANT_ACL && n->acl)
-                r = grant_acl_only(fd, n);
+                r = grant_acl_from_ledger(cache, fd, n);
         else {
                 r = target_of(n, &acl, &mode, &uid);
                 if (r < 0)
                         goto out;
-                r = apply_target(fd, &st, uid, n->gid, acl, mode);
+                r = apply_target(cache, fd, &st, uid, n->gid, acl, mode, changes);
         }
         if (r < 0 && n->granted) {
                 /* Better safe than sorry: a half-granted node goes back. */
@@ -454,13 +505,24 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n) {
                 uid_t ouid;
                 orig.granted = false;
                 if (target_of(&orig, &oacl, &omode, &ouid) == 0 && fstat(fd, &st) == 0 &&
-                    apply_target(fd, &st, ouid, orig.gid, oacl, omode) == 0)
-                        mark_clear(fd);
+                    apply_target(cache, fd, &st, ouid, orig.gid, oacl, omode, true) == 0)
+                        mark_clear(cache, fd);
                 (void) acl_free(oacl);
-        } else if (r == 0 && !n->granted)
-                mark_clear(fd);
+        } else if (r == 0 && !n->granted && !(flags & XDEV_CONVERGE_KEEP_MARK))
+                mark_clear(cache, fd);
 out:
         (void) acl_free(acl);
         (void) close(fd);
         return r;
+}
+
+int xdev_node_unmark(struct xdev_dircache *cache, const struct xdev_node *n) {
+        struct stat st;
+        int fd, r = open_recorded(cache, n, &fd, &st);
+
+        if (r < 0)
+                return r;
+        mark_clear(cache, fd);
+        (void) close(fd);
+        return 0;
 }

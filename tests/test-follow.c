@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 #include <security/pam_appl.h>
@@ -283,6 +284,24 @@ static bool uevent_is(const char *node, const char *what) {
         return r;
 }
 
+/* What xdevicesd writes to announce a node: a synthetic "change" with a
+ * UUID and the argument XDEVICES=announce, which the kernel passes to udev
+ * as SYNTH_ARG_XDEVICES and 72-xdevices.rules runs no helper for. */
+static bool uevent_is_announcement(const char *node) {
+        static const char tail[] = " XDEVICES=announce";
+        char *u = h_uevent_of(node);
+        bool r = strncmp(u, "change ", 7) == 0 && strlen(u) == 7 + 36 + strlen(tail) &&
+                strcmp(u + 7 + 36, tail) == 0;
+
+        for (size_t i = 0; r && i < 36; i++) {
+                char c = u[7 + i];
+                r = (i == 8 || i == 13 || i == 18 || i == 23) ? c == '-'
+                                                              : strchr("0123456789abcdef", c) && c;
+        }
+        free(u);
+        return r;
+}
+
 static void uevents_clear(void) {
         char p[64];
         struct stat st;
@@ -298,12 +317,12 @@ static void uevents_clear(void) {
  * checks that UID held them by then and that no other node was announced. */
 static void wait_announced_to(uid_t uid, uid_t other, const char *why) {
         for (int ms = 0; ms < WAIT_MS &&
-             !(uevent_is("/dev/input/event0", "change") &&
-               uevent_is("/dev/input/event1", "change"));
+             !(uevent_is_announcement("/dev/input/event0") &&
+               uevent_is_announcement("/dev/input/event1"));
              ms += 20)
                 sleep_ms(20);
-        ck_assert_msg(uevent_is("/dev/input/event0", "change") &&
-                              uevent_is("/dev/input/event1", "change"),
+        ck_assert_msg(uevent_is_announcement("/dev/input/event0") &&
+                              uevent_is_announcement("/dev/input/event1"),
                       "%s: the event nodes were not announced again", why);
         ck_assert_msg(shared_is(uid, "rw") && shared_is(other, ""),
                       "%s: announced before the grant to uid %u", why, (unsigned) uid);
@@ -581,6 +600,104 @@ START_TEST(test_daemon_survives_the_loss_of_the_state_directory) {
         h_session_close(a);
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
         h_snap_free(&before);
+}
+END_TEST
+
+/* The mark on NODE names UID as its grantee ("" when it has none). */
+static bool mark_names(const char *node, uid_t uid) {
+        char buf[1024], want[32];
+        ssize_t n = getxattr(node, "trusted.xdevices", buf, sizeof buf - 1);
+
+        if (n < 0)
+                return false;
+        buf[n] = '\0';
+        (void) snprintf(want, sizeof want, " grant=%u", (unsigned) uid);
+        char *at = strstr(buf, want);
+        return at && (at[strlen(want)] == '\0' || at[strlen(want)] == '\n');
+}
+
+static bool unmarked(const char *node) {
+        char buf[8];
+        return getxattr(node, "trusted.xdevices", buf, sizeof buf) < 0 && errno == ENODATA;
+}
+
+/* The ACL work of a switch at its floor (issue 27): each shared node gets
+ * one ACL write to take the old holder's grant off and one to grant the
+ * next, written from the ledger without reading the node's ACL first, and
+ * its mark is rewritten once for the next grantee rather than removed and
+ * set again. A switch to a VT where nobody holds takes each grant and mark
+ * off: one ACL write and one mark removal. Every node still ends exactly
+ * as found. Counted by the step itself (res->io), in this process. */
+START_TEST(test_switch_writes_each_acl_once_and_reads_none) {
+        struct xdev_follow_result *res = calloc(1, sizeof *res);
+        struct xdev_follow_self self = { .pid = getpid() };
+        struct xdev_proc_stat pst;
+        struct xdev_ctx ctx;
+        struct h_snap before;
+        const unsigned n = (unsigned) h_n_shared_nodes;
+
+        ck_assert_ptr_nonnull(res);
+        ck_assert_int_eq(xdev_proc_stat(self.pid, &pst), 0);
+        self.start = pst.start;
+        h_snap_take(&before);
+        xdev_ctx_init(&ctx);
+        ck_assert_int_ge(xdev_config_load(&ctx.config, H_CONF, NULL), 0);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        xdev_fd_bin_empty(&res->bin);
+        ck_assert(shared_is(H_UID_ALICE, "rw"));
+
+        for (int i = 0; i < 4; i++) {
+                bool to_bob = i % 2 == 0;
+                uid_t next = to_bob ? H_UID_BOB : H_UID_ALICE,
+                      old = to_bob ? H_UID_ALICE : H_UID_BOB;
+                h_set_active_vt(to_bob ? h_vt + 1 : h_vt);
+                ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+                xdev_fd_bin_empty(&res->bin);
+                ck_assert(res->changed && res->handed_over && res->holder == next);
+                ck_assert(shared_is(next, "rw") && shared_is(old, ""));
+                ck_assert_msg(res->io.acl_reads == 0,
+                              "switch %d read %u ACLs of nodes the ledger holds", i,
+                              res->io.acl_reads);
+                ck_assert_msg(res->io.acl_writes == 2 * n,
+                              "switch %d wrote %u ACLs for %u nodes (want one off, one on)", i,
+                              res->io.acl_writes, n);
+                ck_assert_msg(res->io.mark_writes == n,
+                              "switch %d set or removed %u marks for %u nodes (want one each)", i,
+                              res->io.mark_writes, n);
+                for (size_t k = 0; k < h_n_shared_nodes; k++)
+                        ck_assert_msg(mark_names(h_shared_nodes[k], next),
+                                      "switch %d: %s is not marked as granted to uid %u", i,
+                                      h_shared_nodes[k], (unsigned) next);
+        }
+
+        /* nobody in front: every grant and mark off, once each */
+        h_set_active_vt(h_vt + 2);
+        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        xdev_fd_bin_empty(&res->bin);
+        ck_assert(res->changed && !res->has_holder);
+        ck_assert(shared_is(H_UID_ALICE, "") && shared_is(H_UID_BOB, ""));
+        ck_assert_uint_eq(res->io.acl_reads, 0);
+        ck_assert_uint_eq(res->io.acl_writes, n);
+        ck_assert_uint_eq(res->io.mark_writes, n);
+        for (size_t k = 0; k < h_n_shared_nodes; k++)
+                ck_assert_msg(unmarked(h_shared_nodes[k]), "%s still carries a mark",
+                              h_shared_nodes[k]);
+
+        h_set_active_vt(h_vt);
+        ck_assert_int_eq(xdev_follow_update(&ctx, NULL, NULL), 0);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        xdev_ctx_done(&ctx);
+        h_snap_assert_equal(&before, "after the switches and both logouts");
+        for (size_t k = 0; k < h_n_shared_nodes; k++)
+                ck_assert_msg(unmarked(h_shared_nodes[k]), "%s still carries a mark",
+                              h_shared_nodes[k]);
+        h_snap_free(&before);
+        free(res);
 }
 END_TEST
 
@@ -1069,6 +1186,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_shared_devices_follow_the_vt_in_front);
         tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
         tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);
+        tcase_add_test(tc, test_switch_writes_each_acl_once_and_reads_none);
         tcase_add_test(tc, test_daemon_sleeps_when_nothing_happens);
         tcase_add_test(tc, test_daemon_reads_process_events_once_a_second);
         tcase_add_test(tc, test_switch_grants_the_drm_cards_first);

@@ -41,6 +41,30 @@ check "a VT runs no helper" /run/tty5.out "xdevices apply" 0
 udevadm test --action=bind /sys/class/tty/tty0 >/run/bind.out 2>&1
 check "other actions run no helper" /run/bind.out "xdevices apply" 0
 
+# xdevicesd's announcement (doc/DESIGN.md §3.10): a synthetic "change" with
+# the argument XDEVICES=announce, which the kernel passes as
+# SYNTH_ARG_XDEVICES. udev reads the event's properties from the uevent
+# file, so one bound over tty0's gives the rules what such an event carries.
+synth() { # action argument output
+	{ cat /sys/class/tty/tty0/uevent
+	  echo SYNTH_UUID=4e1c0a52-7d39-4b6e-9f08-3a5d2c1b7e64
+	  echo "SYNTH_ARG_XDEVICES=$2"; } >/run/synth.uevent
+	mount --bind /run/synth.uevent /sys/class/tty/tty0/uevent
+	udevadm test --action="$1" /sys/class/tty/tty0 >"$3" 2>&1
+	umount /sys/class/tty/tty0/uevent
+}
+udevadm test --action=change /sys/class/tty/tty0 >/run/change.out 2>&1
+check "a change runs xdevices apply" /run/change.out "^run: '.*/xdevices apply /dev/tty0'" 1
+synth change announce /run/announce.out
+check "the announcement reaches the rules" /run/announce.out "^SYNTH_ARG_XDEVICES=announce" 1
+check "the daemon's announcement runs no helper" /run/announce.out "xdevices apply" 0
+check "the announcement keeps the tag" /run/announce.out "^TAGS=.*:xdevices:" 1
+check "the announcement keeps the class" /run/announce.out "^XDEVICES_CLASS=console" 1
+synth change other /run/other.out
+check "a change with another argument runs apply" /run/other.out "^run: '.*/xdevices apply /dev/tty0'" 1
+synth add announce /run/addannounce.out
+check "an add with the argument runs apply" /run/addannounce.out "^run: '.*/xdevices apply /dev/tty0'" 1
+
 # The check above can fail: a broken copy of the file is reported.
 sed 's/^ACTION!=/ACTON!=/' "$rules" > /run/udev/rules.d/72-xdevices.rules
 udevadm test --action=add /sys/class/tty/tty0 >/run/bad.out 2>&1

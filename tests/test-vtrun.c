@@ -33,10 +33,11 @@
 static const char *wrapper;
 static char self[4096];
 static char seat_client[4096];
-/* For the seat cases: XDG_RUNTIME_DIR of the wrapper (NULL: unset) and the
- * read end of a pipe that becomes its fd 3 (-1: none). */
-static const char *runtime_dir;
+/* For the seat cases: the read end of a pipe that becomes the wrapper's fd
+ * 3 (-1: none). XDG_RUNTIME_DIR is runtime_dir (NULL: unset), below. */
 static int cmd_fd = -1;
+#define SEAT_DIR H_ROOT "/xdg-alice"
+static const char *runtime_dir;
 
 /* The probe: prints "KDGETMODE KDGKBMODE VT_GETMODE LIBSEAT_BACKEND pid"
  * of its controlling tty, then exits with the status given, or with "wait"
@@ -242,11 +243,22 @@ static int vt_switch_mode(void) {
         return m.mode;
 }
 
+/* alice's XDG_RUNTIME_DIR, made as a login has it */
+static void runtime_dir_setup(void) {
+        if (mkdir(SEAT_DIR, 0700) < 0)
+                ck_assert_int_eq(errno, EEXIST);
+        ck_assert_int_eq(chown(SEAT_DIR, H_UID_ALICE, H_UID_ALICE), 0);
+        ck_assert_int_eq(chmod(SEAT_DIR, 0700), 0);
+        runtime_dir = SEAT_DIR;
+}
+
 /* The modes a test VT is in before a test: text, Unicode keyboard, switches
  * by the kernel. */
 static void vt_setup(void) {
         int fd = open(h_vt_path(0), O_RDWR | O_NOCTTY | O_CLOEXEC);
 
+        /* the wrapper serves the seat by default: its socket goes there */
+        runtime_dir_setup();
         vt_set(KD_TEXT, K_UNICODE);
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(ioctl(fd, VT_SETMODE, &(struct vt_mode) { .mode = VT_AUTO }), 0);
@@ -307,7 +319,8 @@ START_TEST(test_reset_refuses_non_vt) {
 END_TEST
 
 /* As a user whose login VT it is: graphics and K_OFF for the command,
- * LIBSEAT_BACKEND=builtin, its exit status, text and Unicode after. */
+ * LIBSEAT_BACKEND=seatd (the wrapper's seat, by default), its exit status,
+ * text and Unicode after. */
 START_TEST(test_vt_modes_as_user) {
         char *out, *err;
         int mode, kbmode, vtmode, pid;
@@ -323,7 +336,7 @@ START_TEST(test_vt_modes_as_user) {
         /* switches away are handled (and allowed) by the wrapper: in
          * graphics mode the kernel would ignore them */
         ck_assert_int_eq(vtmode, VT_PROCESS);
-        ck_assert_str_eq(backend, "builtin");
+        ck_assert_str_eq(backend, "seatd");
         assert_text_again();
 }
 END_TEST
@@ -447,9 +460,9 @@ START_TEST(test_vt_process_refused) {
 }
 END_TEST
 
-/* The seat (--seat) with the real libseat in seat-client: alice's wrapper
- * on the test VT, its XDG_RUNTIME_DIR made as a login has it. */
-#define SEAT_DIR H_ROOT "/xdg-alice"
+/* The seat (the default, or --seat) with the real libseat in seat-client:
+ * alice's wrapper on the test VT, its XDG_RUNTIME_DIR made as a login has
+ * it. */
 
 static int cmd_w = -1;
 static int orig_vt;
@@ -532,14 +545,9 @@ static void seat_setup(void) {
         int p[2];
 
         vt_setup();
-        if (mkdir(SEAT_DIR, 0700) < 0)
-                ck_assert_int_eq(errno, EEXIST);
-        ck_assert_int_eq(chown(SEAT_DIR, H_UID_ALICE, H_UID_ALICE), 0);
-        ck_assert_int_eq(chmod(SEAT_DIR, 0700), 0);
         ck_assert_int_eq(pipe(p), 0);
         cmd_fd = p[0];
         cmd_w = p[1];
-        runtime_dir = SEAT_DIR;
         /* the console's VT in front, to be put back after; a test VT left
          * in front (a case that failed) is not one: tty1 then */
         orig_vt = active_vt();
@@ -729,17 +737,29 @@ START_TEST(test_seat_runtime_dir_refused) {
 }
 END_TEST
 
-/* --seat hands the child the socket; without it the old default stays. */
-START_TEST(test_seat_env) {
-        char *out;
+/* The backend the command gets: the seat by default and with --seat;
+ * libseat's embedded seatd with --no-seat; the user's own choice kept. */
+static void backend_is(const char *set, const char *flag, const char *want) {
+        char *out, *err;
         int mode, kbmode, pid;
         char backend[64];
-        struct run r = start(CTTY_VT, H_UID_ALICE, NULL,
-                             (const char *[]) { "--seat", self, "--probe", NULL });
+        struct run r = start(CTTY_VT, H_UID_ALICE, set,
+                             flag ? (const char *[]) { flag, self, "--probe", NULL }
+                                  : (const char *[]) { self, "--probe", NULL });
 
-        ck_assert_int_eq(finish(&r, &out, NULL), 0);
+        ck_assert_msg(finish(&r, &out, &err) == 0, "stderr: %s", err);
         ck_assert_int_eq(sscanf(out, "%d %d %*d %63s %d", &mode, &kbmode, backend, &pid), 4);
-        ck_assert_str_eq(backend, "seatd");
+        ck_assert_msg(strcmp(backend, want) == 0, "LIBSEAT_BACKEND=%s with %s %s, not %s", backend,
+                      set ? set : "(unset)", flag ? flag : "", want);
+}
+
+START_TEST(test_seat_env) {
+        backend_is(NULL, NULL, "seatd");
+        backend_is(NULL, "--seat", "seatd");
+        backend_is(NULL, "--no-seat", "builtin");
+        backend_is("builtin", NULL, "builtin");
+        backend_is("builtin", "--seat", "seatd");
+        assert_text_again();
 }
 END_TEST
 

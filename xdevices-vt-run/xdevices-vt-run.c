@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* xdevices-vt-run(1): runs a display server that opens the console devices
  * through libseat (a wlroots compositor) on the VT of the login it is
- * started from. With --seat it is also its seat: it serves libseat's seatd
+ * started from, and is its seat: by default it serves libseat's seatd
  * protocol itself (vt-seat.c), which tells the compositor of each VT switch
- * and hands it the devices; without it the compositor uses libseat's
- * embedded seatd not bound to a VT (unless LIBSEAT_BACKEND says otherwise)
- * and is told nothing. It puts that VT in graphics mode with the
+ * and hands it the devices; with --no-seat, or LIBSEAT_BACKEND set, the
+ * compositor uses libseat's embedded seatd not bound to a VT (or what the
+ * user chose) and is told nothing. It puts that VT in graphics mode with the
  * keyboard off, so that the kernel neither draws the text console over the
  * compositor nor turns the keys the compositor reads into input of the
  * login shell, and puts both back when the command ends. The kernel ignores
@@ -54,7 +54,7 @@ static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
 /* Whether the wrapper serves the seat when neither --seat nor --no-seat is
  * given and LIBSEAT_BACKEND is not set. */
-#define SEAT_BY_DEFAULT false
+#define SEAT_BY_DEFAULT true
 /* How long a switch away waits for the compositor's ack, and a switch back
  * for xdevicesd's grant. */
 #define SEAT_ACK_TIMEOUT_MS 2000
@@ -68,13 +68,12 @@ static void usage(FILE *f) {
                 " --reset /dev/ttyN\n"
                 "Runs COMMAND (a Wayland compositor, for instance) with the controlling VT in\n"
                 "graphics mode and its keyboard off, and restores both when COMMAND ends.\n"
-                "Unless LIBSEAT_BACKEND is set, sets LIBSEAT_BACKEND=builtin and SEATD_VTBOUND=0\n"
-                "(libseat's embedded seatd, not bound to the VT). --seat serves the seat\n"
-                "itself instead: libseat's seatd protocol on a socket in XDG_RUNTIME_DIR\n"
-                "(LIBSEAT_BACKEND=seatd, SEATD_SOCK), with the VT switches handed to the\n"
-                "compositor. --reset puts a VT back into\n"
-                "text mode with the kernel's default keyboard mode (root, or the VT's own\n"
-                "session).\n"
+                "It serves COMMAND the seat (libseat's seatd protocol on a socket in\n"
+                "XDG_RUNTIME_DIR; LIBSEAT_BACKEND=seatd, SEATD_SOCK) unless LIBSEAT_BACKEND\n"
+                "is set or --no-seat is given; then, unless LIBSEAT_BACKEND is set, it sets\n"
+                "LIBSEAT_BACKEND=builtin and SEATD_VTBOUND=0 (libseat's embedded seatd, not\n"
+                "bound to the VT). --reset puts a VT back into text mode with the kernel's\n"
+                "default keyboard mode (root, or the VT's own session).\n"
                 "See " PROG "(1).\n");
 }
 

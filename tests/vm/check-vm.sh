@@ -12,8 +12,8 @@
 # with trixie's patched Xorg from make check-xserver-trixie) and the VT
 # round trips (r1, r2); OUT gets a -trixie suffix.
 # VM_WAYLAND=1: the Wayland image (build-image.sh: sway, foot, no seatd, no
-# logind), by default only its scenarios w2 (roundtrip-sway) and w1
-# (wayland-sway), with -vga virtio
+# logind), by default only its scenarios w1 (wayland-sway) and w2
+# (roundtrip-sway), with -vga virtio
 # (run-vm.py); OUT gets a -wayland suffix.
 # Env: VM_ALLOW_SKIP=name,... (e.g. xinit-patched-xorg: the patched Xorg is
 #      then not built, and its scenario may skip); XSERVER_BUILDDIR (the
@@ -25,9 +25,7 @@ srcdir=$here/../.. builddir= out=
 scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
 [ "$suite" = bookworm ] || scenarios=s1,s3,r1,r2
-# (w2 first, as when it passed alone: after w1 in the same boot its
-# pointer check fails, reason not yet found)
-[ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w2,w1
+[ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2
 while [ $# -gt 0 ]; do
 	case $1 in
 	--srcdir) srcdir=$2; shift 2 ;;
