@@ -376,218 +376,284 @@ static void announce_inputs(struct xdev_ctx *ctx, const struct xdev_follow_resul
                    (unsigned) res->holder, xdev_now_ms() - t0);
 }
 
-static int run(struct xdev_ctx *ctx, const char *conf, bool debug, struct xdev_step_watch *watch) {
-        struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
+/* What the daemon's loop keeps between its steps. */
+struct daemon {
+        struct xdev_ctx *ctx;
+        const char *conf;
+        bool debug;
+        struct xdev_step_watch *watch;
+        struct xdev_follow_self self;
         struct xdev_follow_result *res;
-        struct xdev_follow_self self = { .pid = getpid() };
-        struct xdev_proc_stat pst;
-        size_t n_pfds = P_LEADERS;
-        struct stat watched = { 0 };
-        int r, lockfd, sigfd = -1, activefd = -1, inofd = -1, timerfd = -1, ret = EXIT_FAILED,
-                       timeout = 0;
-        sigset_t mask;
-        bool stop = false, enumerate = false;
+        struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
+        size_t n_pfds;
+        struct stat watched;
+        int lockfd, sigfd, activefd, inofd, timerfd;
+        int timeout; /* ms until the next step; 0: at once; -1: on an event */
+        bool stop, enumerate;
         struct xdev_procsrc src;
-        struct xdev_proctab *procs = NULL;
-        double procs_after = 0; /* no reading of the events before (ms) */
-        bool announced = false; /* the input nodes of ANNOUNCED_UID were announced */
-        uid_t announced_uid = 0;
+        struct xdev_proctab *procs;
+        double procs_after; /* no reading of the events before (ms) */
+        bool announced;     /* the input nodes of ANNOUNCED_UID were announced */
+        uid_t announced_uid;
+};
 
-        res = calloc(1, sizeof *res);
-        if (!res || xdev_proc_stat(self.pid, &pst) < 0) {
+/* Who the daemon is, and the daemon lock. Returns -1 when it may go on,
+ * else its exit code. */
+static int daemon_start(struct daemon *d) {
+        struct xdev_ctx *ctx = d->ctx;
+        struct xdev_proc_stat pst;
+
+        d->res = calloc(1, sizeof *d->res);
+        if (!d->res || xdev_proc_stat(d->self.pid, &pst) < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot start: %s",
-                         res ? "cannot read /proc/self/stat" : "out of memory");
-                free(res);
+                         d->res ? "cannot read /proc/self/stat" : "out of memory");
                 return EXIT_FAILED;
         }
-        self.start = pst.start;
+        d->self.start = pst.start;
         oom_protect(&ctx->log);
-        lockfd = lock_daemon(ctx->statedir);
-        if (lockfd == -EWOULDBLOCK) {
+        d->lockfd = lock_daemon(ctx->statedir);
+        if (d->lockfd == -EWOULDBLOCK) {
                 xdev_log(&ctx->log, LOG_ERR,
                          "another xdevicesd is running (\"%s/daemon.lock\" is held)",
                          ctx->statedir);
-                free(res);
                 return EXIT_RUNNING;
         }
-        if (lockfd < 0) {
+        if (d->lockfd < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot lock \"%s/daemon.lock\": %s", ctx->statedir,
-                         strerror(-lockfd));
-                free(res);
+                         strerror(-d->lockfd));
                 return EXIT_FAILED;
         }
+        return -1;
+}
+
+/* What the loop polls: signals, the VT in front, the state directory, the
+ * sweeps' timer, the process events. Returns 0 or -1 (logged). */
+static int daemon_open(struct daemon *d) {
+        struct xdev_ctx *ctx = d->ctx;
+        sigset_t mask;
+        int r;
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
-            (sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+            (d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot set up signals: %s", strerror(errno));
-                goto out;
+                return -1;
         }
-        activefd = open(ACTIVE_VT_PATH, O_RDONLY | O_CLOEXEC);
-        if (activefd < 0) {
+        d->activefd = open(ACTIVE_VT_PATH, O_RDONLY | O_CLOEXEC);
+        if (d->activefd < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot open \"%s\": %s (no virtual consoles?)",
                          ACTIVE_VT_PATH, strerror(errno));
-                goto out;
+                return -1;
         }
-        inofd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-        r = inofd < 0 ? -errno : state_watch(inofd, ctx->statedir, &watched);
+        d->inofd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        r = d->inofd < 0 ? -errno : state_watch(d->inofd, ctx->statedir, &d->watched);
         if (r < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot watch \"%s\": %s", ctx->statedir,
                          strerror(-r));
-                goto out;
+                return -1;
         }
-        watch->state_watch_fd = inofd;
-        xdev_step_watch_attach(watch, &self);
-        timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (timerfd < 0) {
+        d->watch->state_watch_fd = d->inofd;
+        xdev_step_watch_attach(d->watch, &d->self);
+        d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (d->timerfd < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot create a timer: %s", strerror(errno));
-                goto out;
+                return -1;
         }
-        pfds[P_SIGNAL] = (struct pollfd) { .fd = sigfd, .events = POLLIN };
-        pfds[P_ACTIVE] = (struct pollfd) { .fd = activefd, .events = POLLPRI | POLLERR };
-        pfds[P_STATE] = (struct pollfd) { .fd = inofd, .events = POLLIN };
-        pfds[P_TIMER] = (struct pollfd) { .fd = timerfd, .events = POLLIN };
-        procs = procs_open(ctx, &src);
-        pfds[P_PROCS] =
-                (struct pollfd) { .fd = procs ? xdev_proctab_fd(procs) : -1, .events = POLLIN };
-        xdev_log(&ctx->log, LOG_INFO, "following the VT in front (pid %d)", (int) self.pid);
+        d->pfds[P_SIGNAL] = (struct pollfd) { .fd = d->sigfd, .events = POLLIN };
+        d->pfds[P_ACTIVE] = (struct pollfd) { .fd = d->activefd, .events = POLLPRI | POLLERR };
+        d->pfds[P_STATE] = (struct pollfd) { .fd = d->inofd, .events = POLLIN };
+        d->pfds[P_TIMER] = (struct pollfd) { .fd = d->timerfd, .events = POLLIN };
+        d->procs = procs_open(ctx, &d->src);
+        d->pfds[P_PROCS] = (struct pollfd) { .fd = d->procs ? xdev_proctab_fd(d->procs) : -1,
+                                             .events = POLLIN };
+        d->n_pfds = P_LEADERS;
+        return 0;
+}
 
-        while (!stop) {
-                bool stale = false;
+/* After a step that went through: its log line, the sweeps' timer, the
+ * state directory (watched anew if it was removed), the new holder's input
+ * nodes announced, the leaders to watch. */
+static void daemon_stepped(struct daemon *d, double step) {
+        struct xdev_follow_result *res = d->res;
+        struct xdev_ctx *ctx = d->ctx;
+        bool stale = false;
+        int r;
 
-                if (timeout >= 0) {
-                        active_rearm(activefd);
-                        (void) state_events(inofd);
-                        double t0 = xdev_now_ms();
-                        xdev_step_watch_start(watch);
-                        r = xdev_follow_update(ctx, &self, res);
-                        double step = xdev_now_ms() - t0;
-                        close_apart(&res->bin);
-                        sweep_apart(ctx, res->waits);
-                        res->waits = NULL;
-                        if (r < 0) {
-                                xdev_log(&ctx->log, LOG_ERR,
-                                         "cannot follow the VT in front: %s; retrying",
-                                         strerror(-r));
-                                timeout = RETRY_MS;
-                        } else {
-                                if (res->changed)
-                                        xdev_log(
-                                                &ctx->log, LOG_INFO,
-                                                "tty%d in front: %s (%.1f ms: load %.1f, take off %.1f, sweep %.1f of %u processes, grant %.1f)",
-                                                res->active_vt,
-                                                res->has_holder ? "its session holds"
-                                                                : "nobody holds",
-                                                step, watch->load, watch->release, watch->sweep,
-                                                res->examined, watch->grant);
-                                timer_arm(timerfd, res->sweep_check_ms);
-                                r = state_watch(inofd, ctx->statedir, &watched);
-                                if (r != 0)
-                                        xdev_log(&ctx->log, r > 0 ? LOG_WARNING : LOG_ERR,
-                                                 "the state directory \"%s\" was removed; %s%s",
-                                                 ctx->statedir,
-                                                 r > 0 ? "watching the new one"
-                                                       : "cannot watch the new one: ",
-                                                 r > 0 ? "" : strerror(-r));
-                                /* a new holder, whoever handed over (the
-                                 * udev helper may have, between two steps) */
-                                if (res->has_holder &&
-                                    (res->handed_over || !announced ||
-                                     announced_uid != res->holder))
-                                        announce_inputs(ctx, res);
-                                announced = res->has_holder;
-                                announced_uid = res->holder;
-                                enumerate = res->enumerate || (enumerate && !res->changed);
-                                n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
-                                timeout = stale ? 0 : -1;
+        if (res->changed)
+                xdev_log(
+                        &ctx->log, LOG_INFO,
+                        "tty%d in front: %s (%.1f ms: load %.1f, take off %.1f, sweep %.1f of %u processes, grant %.1f)",
+                        res->active_vt, res->has_holder ? "its session holds" : "nobody holds",
+                        step, d->watch->load, d->watch->release, d->watch->sweep, res->examined,
+                        d->watch->grant);
+        timer_arm(d->timerfd, res->sweep_check_ms);
+        r = state_watch(d->inofd, ctx->statedir, &d->watched);
+        if (r != 0)
+                xdev_log(&ctx->log, r > 0 ? LOG_WARNING : LOG_ERR,
+                         "the state directory \"%s\" was removed; %s%s", ctx->statedir,
+                         r > 0 ? "watching the new one" : "cannot watch the new one: ",
+                         r > 0 ? "" : strerror(-r));
+        /* a new holder, whoever handed over (the udev helper may have,
+         * between two steps) */
+        if (res->has_holder &&
+            (res->handed_over || !d->announced || d->announced_uid != res->holder))
+                announce_inputs(ctx, res);
+        d->announced = res->has_holder;
+        d->announced_uid = res->holder;
+        d->enumerate = res->enumerate || (d->enumerate && !res->changed);
+        d->n_pfds = leaders_watch(d->pfds, d->n_pfds, res, &stale);
+        d->timeout = stale ? 0 : -1;
+}
+
+/* One step: the VT in front followed, its fd copies closed and its sweeps
+ * finished apart. */
+static void daemon_step(struct daemon *d) {
+        struct xdev_ctx *ctx = d->ctx;
+        double t0;
+        int r;
+
+        active_rearm(d->activefd);
+        (void) state_events(d->inofd);
+        t0 = xdev_now_ms();
+        xdev_step_watch_start(d->watch);
+        r = xdev_follow_update(ctx, &d->self, d->res);
+        t0 = xdev_now_ms() - t0;
+        close_apart(&d->res->bin);
+        sweep_apart(ctx, d->res->waits);
+        d->res->waits = NULL;
+        if (r >= 0) {
+                daemon_stepped(d, t0);
+                return;
+        }
+        xdev_log(&ctx->log, LOG_ERR, "cannot follow the VT in front: %s; retrying", strerror(-r));
+        d->timeout = RETRY_MS;
+}
+
+/* Idle after a handover: looks for the nodes the ledger lacked. */
+static void daemon_enumerate(struct daemon *d) {
+        struct xdev_ctx *ctx = d->ctx;
+        double t0 = xdev_now_ms();
+        int r;
+
+        d->enumerate = false;
+        r = xdev_follow_enumerate(ctx, &d->self);
+        if (r == -EAGAIN) {
+                d->timeout = 0; /* the switch first */
+                return;
+        }
+        if (r < 0 && r != -ESRCH)
+                xdev_log(&ctx->log, LOG_ERR, "cannot add the devices the handover lacked: %s",
+                         strerror(-r));
+        else
+                xdev_debug(&ctx->log, "enumeration after the handover: %d node(s) added (%.1f ms)",
+                           r < 0 ? 0 : r, xdev_now_ms() - t0);
+        d->timeout = r == -ESRCH ? 0 : -1;
+}
+
+/* The N events poll() reported. */
+static void daemon_events(struct daemon *d, int n) {
+        struct pollfd *pfds = d->pfds;
+
+        if (pfds[P_PROCS].revents & POLLIN) {
+                /* kept short, so that a switch has little to read; then
+                 * left for PROCS_HOLDOFF_MS */
+                (void) xdev_proctab_drain(d->procs);
+                d->procs_after = xdev_now_ms() + PROCS_HOLDOFF_MS;
+                if (--n == 0)
+                        return;
+        }
+        if (n == 1 && (pfds[P_STATE].revents & POLLIN) && !state_events(d->inofd))
+                return; /* not the state: timeout (and a pending enumeration) as before */
+        d->timeout = 0; /* look again */
+        if (pfds[P_TIMER].revents & POLLIN) {
+                uint64_t expirations;
+                (void) !read(d->timerfd, &expirations, sizeof expirations);
+        }
+        if (pfds[P_SIGNAL].revents & POLLIN) {
+                struct signalfd_siginfo si;
+                while (read(d->sigfd, &si, sizeof si) == sizeof si) {
+                        if (si.ssi_signo != SIGHUP) {
+                                d->stop = true;
+                                continue;
                         }
+                        xdev_log(&d->ctx->log, LOG_INFO, "reloading the configuration");
+                        (void) load_config(d->ctx, d->conf, d->debug);
                 }
-                if (timeout == 0)
+        }
+}
+
+/* Steps, then waits for what makes the next one, until a signal stops it.
+ * Returns 0 or -1 (logged). */
+static int daemon_loop(struct daemon *d) {
+        while (!d->stop) {
+                if (d->timeout >= 0)
+                        daemon_step(d);
+                if (d->timeout == 0)
                         continue;
-                int wait = timeout < 0 && enumerate ? ENUMERATE_IDLE_MS : timeout;
-                bool held = procs_poll(procs, &pfds[P_PROCS], timeout < 0 && !enumerate,
-                                       procs_after, &wait);
-                r = poll(pfds, n_pfds, wait);
+                int wait = d->timeout < 0 && d->enumerate ? ENUMERATE_IDLE_MS : d->timeout;
+                bool held = procs_poll(d->procs, &d->pfds[P_PROCS], d->timeout < 0 && !d->enumerate,
+                                       d->procs_after, &wait);
+                int r = poll(d->pfds, d->n_pfds, wait);
+                if (r < 0 && errno == EINTR)
+                        continue;
                 if (r < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        xdev_log(&ctx->log, LOG_ERR, "poll: %s", strerror(errno));
-                        goto out;
+                        xdev_log(&d->ctx->log, LOG_ERR, "poll: %s", strerror(errno));
+                        return -1;
                 }
-                if (r == 0 && enumerate && timeout < 0) {
-                        /* idle after a handover: look for nodes the ledger lacked */
-                        double t0 = xdev_now_ms();
-                        enumerate = false;
-                        r = xdev_follow_enumerate(ctx, &self);
-                        if (r == -EAGAIN) {
-                                timeout = 0; /* the switch first */
-                                continue;
-                        }
-                        if (r < 0 && r != -ESRCH)
-                                xdev_log(&ctx->log, LOG_ERR,
-                                         "cannot add the devices the handover lacked: %s",
-                                         strerror(-r));
-                        else
-                                xdev_debug(
-                                        &ctx->log,
-                                        "enumeration after the handover: %d node(s) added (%.1f ms)",
-                                        r < 0 ? 0 : r, xdev_now_ms() - t0);
-                        timeout = r == -ESRCH ? 0 : -1;
-                        continue;
-                }
-                if (r == 0 && held)
-                        continue; /* the hold-off is over: poll the events again */
-                if (pfds[P_PROCS].revents & POLLIN) {
-                        /* kept short, so that a switch has little to read;
-                         * then left for PROCS_HOLDOFF_MS */
-                        (void) xdev_proctab_drain(procs);
-                        procs_after = xdev_now_ms() + PROCS_HOLDOFF_MS;
-                        if (--r == 0)
-                                continue;
-                }
-                if (r == 1 && (pfds[P_STATE].revents & POLLIN) && !state_events(inofd))
-                        continue; /* not the state: timeout (and a pending enumeration) as before */
-                timeout = 0;      /* look again */
-                if (pfds[P_TIMER].revents & POLLIN) {
-                        uint64_t expirations;
-                        (void) !read(timerfd, &expirations, sizeof expirations);
-                }
-                if (pfds[P_SIGNAL].revents & POLLIN) {
-                        struct signalfd_siginfo si;
-                        while (read(sigfd, &si, sizeof si) == sizeof si) {
-                                if (si.ssi_signo == SIGHUP) {
-                                        xdev_log(&ctx->log, LOG_INFO,
-                                                 "reloading the configuration");
-                                        (void) load_config(ctx, conf, debug);
-                                } else
-                                        stop = true;
-                        }
-                }
+                if (r == 0 && d->enumerate && d->timeout < 0)
+                        daemon_enumerate(d);
+                else if (r > 0 || !held) /* else the hold-off is over: poll again */
+                        daemon_events(d, r);
         }
-        /* A clean stop: the login-time rule resumes. */
-        if (xdev_follow_update(ctx, NULL, NULL) < 0)
-                xdev_log(&ctx->log, LOG_ERR,
-                         "cannot clear the follow mark in the state; it stays in force");
-        xdev_log(&ctx->log, LOG_INFO, "stopped");
-        ret = EXIT_OK;
-out:
-        ctx->procs = NULL;
-        xdev_proctab_free(procs);
-        for (size_t i = P_LEADERS; i < n_pfds; i++)
-                (void) close(pfds[i].fd);
-        if (timerfd >= 0)
-                (void) close(timerfd);
-        if (inofd >= 0)
-                (void) close(inofd);
-        if (activefd >= 0)
-                (void) close(activefd);
-        if (sigfd >= 0)
-                (void) close(sigfd);
-        (void) close(lockfd);
-        free(res);
+        return 0;
+}
+
+static void daemon_close(struct daemon *d) {
+        int fds[] = { d->timerfd, d->inofd, d->activefd, d->sigfd, d->lockfd };
+
+        d->ctx->procs = NULL;
+        xdev_proctab_free(d->procs);
+        for (size_t i = P_LEADERS; i < d->n_pfds; i++)
+                (void) close(d->pfds[i].fd);
+        for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+                if (fds[i] >= 0)
+                        (void) close(fds[i]);
+        free(d->res);
+}
+
+static int run(struct xdev_ctx *ctx, const char *conf, bool debug, struct xdev_step_watch *watch) {
+        struct daemon d = { .ctx = ctx,
+                            .conf = conf,
+                            .debug = debug,
+                            .watch = watch,
+                            .self = { .pid = getpid() },
+                            .n_pfds = P_LEADERS,
+                            .lockfd = -1,
+                            .sigfd = -1,
+                            .activefd = -1,
+                            .inofd = -1,
+                            .timerfd = -1 };
+        int ret = daemon_start(&d);
+
+        if (ret < 0 && daemon_open(&d) == 0) {
+                xdev_log(&ctx->log, LOG_INFO, "following the VT in front (pid %d)",
+                         (int) d.self.pid);
+                ret = EXIT_FAILED;
+                if (daemon_loop(&d) == 0) {
+                        /* A clean stop: the login-time rule resumes. */
+                        if (xdev_follow_update(ctx, NULL, NULL) < 0)
+                                xdev_log(
+                                        &ctx->log, LOG_ERR,
+                                        "cannot clear the follow mark in the state; it stays in force");
+                        xdev_log(&ctx->log, LOG_INFO, "stopped");
+                        ret = EXIT_OK;
+                }
+        } else if (ret < 0)
+                ret = EXIT_FAILED;
+        daemon_close(&d);
         return ret;
 }
 
