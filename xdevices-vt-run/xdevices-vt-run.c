@@ -258,23 +258,23 @@ static bool on_signal(int sfd, int fd, int vt, pid_t pid, struct vtseat *seat, i
         }
 }
 
-int main(int argc, char **argv) {
+/* The VT of the login and its modes as found, to restore at the end. */
+struct wrapped {
+        int fd, vt;
+        int mode, kbmode;
+        struct vt_mode vtmode;
+        struct vtseat *seat; /* NULL: no seat served */
+};
+
+/* The options. Returns -1 to go on with *WANT_SEAT (1, 0, or -1: the
+ * default), or an exit code. */
+static int parse_options(int argc, char **argv, int *want_seat) {
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' },        { "version", no_argument, NULL, 'V' },
                 { "reset", required_argument, NULL, 'r' }, { "seat", no_argument, NULL, 's' },
                 { "no-seat", no_argument, NULL, 'n' },     {},
         };
-        static struct vtseat seat_storage;
-        struct vtseat *seat = NULL;
-        sigset_t mask, oldmask;
-        int c, fd, sfd, vt = 0, mode, kbmode, status = 0, want_seat = -1;
-        struct vt_mode vtmode,
-                process = {
-                        .mode = VT_PROCESS,
-                        .relsig = SIG_RELEASE,
-                        .acqsig = SIG_ACQUIRE,
-                };
-        pid_t pid;
+        int c;
 
         /* "+": options end at the command, whose own options are its own */
         while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1)
@@ -292,10 +292,10 @@ int main(int argc, char **argv) {
                         }
                         return reset(optarg);
                 case 's':
-                        want_seat = 1;
+                        *want_seat = 1;
                         break;
                 case 'n':
-                        want_seat = 0;
+                        *want_seat = 0;
                         break;
                 default:
                         usage(stderr);
@@ -306,79 +306,74 @@ int main(int argc, char **argv) {
                 usage(stderr);
                 return 2;
         }
-        if (want_seat < 0)
-                want_seat = SEAT_BY_DEFAULT && !getenv("LIBSEAT_BACKEND");
-        if (geteuid() != getuid() || getegid() != getgid()) {
-                fprintf(stderr, PROG ": refusing to run set-user-ID or set-group-ID\n");
-                return EXIT_WRAPPER;
-        }
+        return -1;
+}
 
-        fd = open_ctty_vt(&vt);
-        if (fd < 0)
-                return EXIT_WRAPPER;
-        if (ioctl(fd, KDGETMODE, &mode) < 0 || ioctl(fd, KDGKBMODE, &kbmode) < 0 ||
-            ioctl(fd, VT_GETMODE, &vtmode) < 0) {
-                fprintf(stderr, PROG ": tty%d: cannot read its modes: %s\n", vt, strerror(errno));
-                return EXIT_WRAPPER;
+/* Opens the controlling VT and reads its modes; refuses a VT whose
+ * switches another program handles. Returns 0 or -1 (said). */
+static int vt_take(struct wrapped *w) {
+        w->fd = open_ctty_vt(&w->vt);
+        if (w->fd < 0)
+                return -1;
+        if (ioctl(w->fd, KDGETMODE, &w->mode) < 0 || ioctl(w->fd, KDGKBMODE, &w->kbmode) < 0 ||
+            ioctl(w->fd, VT_GETMODE, &w->vtmode) < 0) {
+                fprintf(stderr, PROG ": tty%d: cannot read its modes: %s\n", w->vt,
+                        strerror(errno));
+                return -1;
         }
-        if (vtmode.mode != VT_AUTO) {
+        if (w->vtmode.mode != VT_AUTO) {
                 fprintf(stderr,
                         PROG
                         ": tty%d: another program handles its VT switches (VT_PROCESS): "
                         "is a display server already running on it?\n",
-                        vt);
-                return EXIT_WRAPPER;
+                        w->vt);
+                return -1;
         }
-        if (mode != KD_TEXT)
-                fprintf(stderr, PROG ": warning: tty%d is already in graphics mode\n", vt);
-        if (want_seat) {
-                seat = &seat_storage;
-                if (vtseat_listen(seat, fd, vt) < 0) {
-                        vtseat_close(seat);
-                        return EXIT_WRAPPER;
-                }
-        }
+        if (w->mode != KD_TEXT)
+                fprintf(stderr, PROG ": warning: tty%d is already in graphics mode\n", w->vt);
+        return 0;
+}
 
-        /* From here to the end the forwarded signals and the VT's are only
-         * taken from the signalfd below: none can end us between setting
-         * the modes and restoring them. */
+/* From here to the end the forwarded signals and the VT's are only taken
+ * from the returned signalfd: none can end us between setting the modes
+ * and restoring them. Then the VT's switches are ours and it is in
+ * graphics mode with the keyboard off. Returns the signalfd, or -1 (said;
+ * the modes put back). */
+static int vt_setup(struct wrapped *w, sigset_t *oldmask) {
+        struct vt_mode process = { .mode = VT_PROCESS,
+                                   .relsig = SIG_RELEASE,
+                                   .acqsig = SIG_ACQUIRE };
+        sigset_t mask;
+        int sfd;
+
         sigemptyset(&mask);
         for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
                 sigaddset(&mask, forwarded[i]);
         sigaddset(&mask, SIGCHLD);
         sigaddset(&mask, SIG_RELEASE);
         sigaddset(&mask, SIG_ACQUIRE);
-        if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0 ||
+        if (sigprocmask(SIG_BLOCK, &mask, oldmask) < 0 ||
             (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
                 fprintf(stderr, PROG ": signals: %s\n", strerror(errno));
-                if (seat)
-                        vtseat_close(seat);
-                return EXIT_WRAPPER;
+                return -1;
         }
-        if (ioctl(fd, VT_SETMODE, &process) < 0) {
-                fprintf(stderr, PROG ": tty%d: handling its VT switches: %s\n", vt,
+        if (ioctl(w->fd, VT_SETMODE, &process) < 0) {
+                fprintf(stderr, PROG ": tty%d: handling its VT switches: %s\n", w->vt,
                         strerror(errno));
-                if (seat)
-                        vtseat_close(seat);
-                return EXIT_WRAPPER;
+                return -1;
         }
-        if (set_modes(fd, vt, KD_GRAPHICS, K_OFF) < 0) {
-                restore(fd, vt, mode, kbmode, &vtmode);
-                if (seat)
-                        vtseat_close(seat);
-                return EXIT_WRAPPER;
+        if (set_modes(w->fd, w->vt, KD_GRAPHICS, K_OFF) < 0) {
+                restore(w->fd, w->vt, w->mode, w->kbmode, &w->vtmode);
+                return -1;
         }
+        return sfd;
+}
 
-        pid = fork();
-        if (pid < 0) {
-                fprintf(stderr, PROG ": fork: %s\n", strerror(errno));
-                restore(fd, vt, mode, kbmode, &vtmode);
-                if (seat)
-                        vtseat_close(seat);
-                return EXIT_WRAPPER;
-        }
-        if (pid == 0)
-                child_exec(argv + optind, &oldmask, seat);
+/* Serves the seat and the signals until the command PID ends; returns its
+ * wait status. */
+static int serve(struct wrapped *w, int sfd, pid_t pid) {
+        struct vtseat *seat = w->seat;
+        int status = 0;
 
         for (;;) {
                 struct pollfd p[3] = {
@@ -394,20 +389,60 @@ int main(int argc, char **argv) {
                         (void) kill(pid, SIGTERM);
                         if (waitpid(pid, &status, 0) < 0)
                                 status = EXIT_WRAPPER << 8;
-                        break;
+                        return status;
                 }
                 if (p[2].revents)
                         vtseat_client_input(seat);
                 if (p[1].revents & POLLIN)
                         vtseat_accept(seat);
-                if ((p[0].revents & POLLIN) && !on_signal(sfd, fd, vt, pid, seat, &status))
-                        break;
+                if ((p[0].revents & POLLIN) && !on_signal(sfd, w->fd, w->vt, pid, seat, &status))
+                        return status;
         }
+}
 
-        if (seat)
-                vtseat_close(seat);
-        restore(fd, vt, mode, kbmode, &vtmode);
-        (void) close(fd);
+int main(int argc, char **argv) {
+        static struct vtseat seat_storage;
+        struct wrapped w = { .fd = -1 };
+        sigset_t oldmask;
+        int sfd, status, want_seat = -1;
+        pid_t pid;
+
+        status = parse_options(argc, argv, &want_seat);
+        if (status >= 0)
+                return status;
+        if (want_seat < 0)
+                want_seat = SEAT_BY_DEFAULT && !getenv("LIBSEAT_BACKEND");
+        if (geteuid() != getuid() || getegid() != getgid()) {
+                fprintf(stderr, PROG ": refusing to run set-user-ID or set-group-ID\n");
+                return EXIT_WRAPPER;
+        }
+        if (vt_take(&w) < 0)
+                return EXIT_WRAPPER;
+        if (want_seat) {
+                w.seat = &seat_storage;
+                if (vtseat_listen(w.seat, w.fd, w.vt) < 0) {
+                        vtseat_close(w.seat);
+                        return EXIT_WRAPPER;
+                }
+        }
+        sfd = vt_setup(&w, &oldmask);
+        pid = sfd < 0 ? -1 : fork();
+        if (sfd >= 0 && pid < 0) {
+                fprintf(stderr, PROG ": fork: %s\n", strerror(errno));
+                restore(w.fd, w.vt, w.mode, w.kbmode, &w.vtmode);
+        }
+        if (pid < 0) {
+                if (w.seat)
+                        vtseat_close(w.seat);
+                return EXIT_WRAPPER;
+        }
+        if (pid == 0)
+                child_exec(argv + optind, &oldmask, w.seat);
+        status = serve(&w, sfd, pid);
+        if (w.seat)
+                vtseat_close(w.seat);
+        restore(w.fd, w.vt, w.mode, w.kbmode, &w.vtmode);
+        (void) close(w.fd);
         if (WIFSIGNALED(status))
                 return 128 + WTERMSIG(status);
         return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_WRAPPER;
