@@ -22,13 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/acl.h>
-#include <sys/ioctl.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <acl/libacl.h>
-#include <linux/kd.h>
-#include <linux/vt.h>
 
 #include "node.h"
 #include "tty.h"
