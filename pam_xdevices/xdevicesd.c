@@ -44,6 +44,12 @@
 #define PROCS_HOLDOFF_MS 1000
 /* The bound of the test knob --test-grant-delay. */
 #define GRANT_DELAY_MAX_MS 5000
+/* A new holder's input nodes are announced once it has been in front this
+ * long (ms): in a run of switches, udev's work for each announcement would
+ * be for holders already gone, and would slow the next switch (DESIGN
+ * §3.10). --test-announce-after sets it, at most ANNOUNCE_AFTER_MAX_MS. */
+#define ANNOUNCE_AFTER_MS 300
+#define ANNOUNCE_AFTER_MAX_MS 10000
 
 enum {
         EXIT_OK = 0,
@@ -58,6 +64,7 @@ enum {
 enum { P_SIGNAL, P_ACTIVE, P_STATE, P_TIMER, P_PROCS, P_LEADERS };
 
 static bool log_stderr;
+static unsigned announce_after_ms = ANNOUNCE_AFTER_MS;
 
 static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char *fmt, va_list ap) {
         char line[1024];
@@ -82,12 +89,15 @@ static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char 
 static void usage(FILE *out) {
         fprintf(out,
                 "Usage: xdevicesd [--conf=PATH] [--debug] [--stderr] [--test-grant-delay=MS[-MS]]\n"
+                "                 [--test-announce-after=MS]\n"
                 "       xdevicesd --version\n"
                 "\n"
                 "Gives the shared devices (DRM, input) to the user whose console session is on\n"
                 "the VT in front, and to nobody while a VT without one is in front. Runs in\n"
                 "the foreground; SIGTERM stops it, SIGHUP reloads the configuration.\n"
-                "--test-grant-delay holds each new holder's grant back (a test knob).\n"
+                "--test-grant-delay holds each new holder's grant back, --test-announce-after\n"
+                "sets how long a new holder stays in front before its input nodes are\n"
+                "announced (test knobs).\n"
                 "\n"
                 "Exit status: 0 stopped, 1 failed, 2 usage, 3 not root, 5 already running.\n");
 }
@@ -375,6 +385,14 @@ static void announce_inputs(struct xdev_ctx *ctx, const struct xdev_follow_resul
                    (unsigned) res->holder, xdev_now_ms() - t0);
 }
 
+/* WAIT (ms, -1 for ever) shortened so that poll returns by AT (ms). */
+static int wait_until(int wait, double at) {
+        double left = at - xdev_now_ms();
+        int ms = left <= 0 ? 0 : (int) left + 1;
+
+        return wait < 0 || ms < wait ? ms : wait;
+}
+
 static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         struct pollfd pfds[P_LEADERS + XDEV_SESSIONS_MAX];
         struct xdev_follow_result *res;
@@ -391,6 +409,8 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
         double procs_after = 0; /* no reading of the events before (ms) */
         bool announced = false; /* the input nodes of ANNOUNCED_UID were announced */
         uid_t announced_uid = 0;
+        bool announce = false; /* RES's holder is to be announced at ANNOUNCE_AT */
+        double announce_at = 0;
 
         res = calloc(1, sizeof *res);
         if (!res || xdev_proc_stat(self.pid, &pst) < 0) {
@@ -470,6 +490,7 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                          "cannot follow the VT in front: %s; retrying",
                                          strerror(-r));
                                 timeout = RETRY_MS;
+                                announce = false; /* again after a step that works */
                         } else {
                                 if (res->changed)
                                         xdev_log(
@@ -492,12 +513,15 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                                                  r > 0 ? "" : strerror(-r));
                                 /* a new holder, whoever handed over (the
                                  * udev helper may have, between two steps) */
-                                if (res->has_holder &&
-                                    (res->handed_over || !announced ||
-                                     announced_uid != res->holder))
-                                        announce_inputs(ctx, res);
-                                announced = res->has_holder;
-                                announced_uid = res->holder;
+                                if (!res->has_holder) {
+                                        announce = announced = false;
+                                } else if (res->handed_over || !announced ||
+                                           announced_uid != res->holder) {
+                                        if (res->handed_over || !announce)
+                                                announce_at = xdev_now_ms() + announce_after_ms;
+                                        announce = true;
+                                        announced = false;
+                                }
                                 enumerate = res->enumerate || (enumerate && !res->changed);
                                 n_pfds = leaders_watch(pfds, n_pfds, res, &stale);
                                 timeout = stale ? 0 : -1;
@@ -508,12 +532,22 @@ static int run(struct xdev_ctx *ctx, const char *conf, bool debug) {
                 int wait = timeout < 0 && enumerate ? ENUMERATE_IDLE_MS : timeout;
                 bool held = procs_poll(procs, &pfds[P_PROCS], timeout < 0 && !enumerate,
                                        procs_after, &wait);
+                if (announce)
+                        wait = wait_until(wait, announce_at);
                 r = poll(pfds, n_pfds, wait);
                 if (r < 0) {
                         if (errno == EINTR)
                                 continue;
                         xdev_log(&ctx->log, LOG_ERR, "poll: %s", strerror(errno));
                         goto out;
+                }
+                if (r == 0 && announce && xdev_now_ms() >= announce_at) {
+                        /* the holder stayed in front: announce its nodes */
+                        announce_inputs(ctx, res);
+                        announce = false;
+                        announced = true;
+                        announced_uid = res->holder;
+                        continue;
                 }
                 if (r == 0 && enumerate && timeout < 0) {
                         /* idle after a handover: look for nodes the ledger lacked */
@@ -619,6 +653,7 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 { "test-grant-delay", required_argument, NULL, 'D' },
+                { "test-announce-after", required_argument, NULL, 'A' },
                 {},
         };
         const char *conf = XDEV_DEFAULT_CONF;
@@ -646,6 +681,17 @@ int main(int argc, char **argv) {
                                 return EXIT_USAGE;
                         }
                         break;
+                case 'A': {
+                        uint64_t ms;
+                        if (xdev_parse_uint(optarg, ANNOUNCE_AFTER_MAX_MS, &ms) < 0) {
+                                fprintf(stderr,
+                                        "xdevicesd: --test-announce-after takes MS, at most %d\n",
+                                        ANNOUNCE_AFTER_MAX_MS);
+                                return EXIT_USAGE;
+                        }
+                        announce_after_ms = (unsigned) ms;
+                        break;
+                }
                 case 'h':
                         usage(stdout);
                         return EXIT_OK;
