@@ -333,6 +333,45 @@ static void wait_announced_to(uid_t uid, uid_t other, const char *why) {
                                       h_shared_nodes[i]);
 }
 
+/* Announcing makes udev run every rule of each node; in a run of switches
+ * that work is for holders already gone and slows the next switch. The
+ * daemon announces once the holder has stayed in front for a while
+ * (--test-announce-after sets it long here, so that the test's own pace
+ * cannot pass it): a holder who leaves before then is never announced. */
+START_TEST(test_holder_who_leaves_at_once_is_not_announced) {
+        daemon_start_with("--test-announce-after=3000");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice logged in on the VT in front");
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+
+        /* bob in front, then at once a VT with no session */
+        uevents_clear();
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        h_set_active_vt(h_vt + 2);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "", "a VT without a session in front");
+        sleep_ms(3500);
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                ck_assert_msg(uevent_is(h_shared_nodes[i], ""),
+                              "%s was announced for a holder who left before the wait was over",
+                              h_shared_nodes[i]);
+
+        /* alice stays: announced, once her wait is over */
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice stayed in front");
+
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
 /* A stock Xorg opens its input nodes again at VT enter, maybe before the
  * grant, and keeps a device whose open failed off for good: after each
  * grant to a new holder the daemon announces the holder's event nodes
@@ -1199,6 +1238,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_daemon_ends_a_dead_sweepers_sweep_at_its_deadline);
         tcase_add_test(tc, test_daemon_survives_the_loss_of_the_state_directory);
         tcase_add_test(tc, test_new_holder_gets_its_event_nodes_announced);
+        tcase_add_test(tc, test_holder_who_leaves_at_once_is_not_announced);
         tcase_add_test(tc, test_grant_delay_holds_the_new_grant_back);
         tcase_add_test(tc, test_grant_delay_refuses_bad_values);
         suite_add_tcase(s, tc);

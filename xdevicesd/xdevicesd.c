@@ -45,6 +45,12 @@
 #define PROCS_HOLDOFF_MS 1000
 /* The bound of the test knob --test-grant-delay. */
 #define GRANT_DELAY_MAX_MS 5000
+/* A new holder's input nodes are announced once it has been in front this
+ * long (ms): in a run of switches, udev's work for each announcement would
+ * be for holders already gone, and would slow the next switch (DESIGN
+ * §3.10). --test-announce-after sets it, at most ANNOUNCE_AFTER_MAX_MS. */
+#define ANNOUNCE_AFTER_MS 300
+#define ANNOUNCE_AFTER_MAX_MS 10000
 
 enum {
         EXIT_OK = 0,
@@ -59,6 +65,7 @@ enum {
 enum { P_SIGNAL, P_ACTIVE, P_STATE, P_TIMER, P_PROCS, P_LEADERS };
 
 static bool log_stderr;
+static unsigned announce_after_ms = ANNOUNCE_AFTER_MS;
 
 static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char *fmt, va_list ap) {
         char line[1024];
@@ -83,12 +90,15 @@ static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char 
 static void usage(FILE *out) {
         fprintf(out,
                 "Usage: xdevicesd [--conf=PATH] [--debug] [--stderr] [--test-grant-delay=MS[-MS]]\n"
+                "                 [--test-announce-after=MS]\n"
                 "       xdevicesd --version\n"
                 "\n"
                 "Gives the shared devices (DRM, input) to the user whose console session is on\n"
                 "the VT in front, and to nobody while a VT without one is in front. Runs in\n"
                 "the foreground; SIGTERM stops it, SIGHUP reloads the configuration.\n"
-                "--test-grant-delay holds each new holder's grant back (a test knob).\n"
+                "--test-grant-delay holds each new holder's grant back, --test-announce-after\n"
+                "sets how long a new holder stays in front before its input nodes are\n"
+                "announced (test knobs).\n"
                 "\n"
                 "Exit status: 0 stopped, 1 failed, 2 usage, 3 not root, 5 already running.\n");
 }
@@ -395,6 +405,8 @@ struct daemon {
         double procs_after; /* no reading of the events before (ms) */
         bool announced;     /* the input nodes of ANNOUNCED_UID were announced */
         uid_t announced_uid;
+        bool announce;      /* RES's holder is to be announced at ANNOUNCE_AT */
+        double announce_at; /* ms */
 };
 
 /* Who the daemon is, and the daemon lock. Returns -1 when it may go on,
@@ -497,12 +509,15 @@ static void daemon_stepped(struct daemon *d, double step) {
                          r > 0 ? "watching the new one" : "cannot watch the new one: ",
                          r > 0 ? "" : strerror(-r));
         /* a new holder, whoever handed over (the udev helper may have,
-         * between two steps) */
-        if (res->has_holder &&
-            (res->handed_over || !d->announced || d->announced_uid != res->holder))
-                announce_inputs(ctx, res);
-        d->announced = res->has_holder;
-        d->announced_uid = res->holder;
+         * between two steps), announced once it stayed in front */
+        if (!res->has_holder) {
+                d->announce = d->announced = false;
+        } else if (res->handed_over || !d->announced || d->announced_uid != res->holder) {
+                if (res->handed_over || !d->announce)
+                        d->announce_at = xdev_now_ms() + announce_after_ms;
+                d->announce = true;
+                d->announced = false;
+        }
         d->enumerate = res->enumerate || (d->enumerate && !res->changed);
         d->n_pfds = leaders_watch(d->pfds, d->n_pfds, res, &stale);
         d->timeout = stale ? 0 : -1;
@@ -530,6 +545,7 @@ static void daemon_step(struct daemon *d) {
         }
         xdev_log(&ctx->log, LOG_ERR, "cannot follow the VT in front: %s; retrying", strerror(-r));
         d->timeout = RETRY_MS;
+        d->announce = false; /* again after a step that works */
 }
 
 /* Idle after a handover: looks for the nodes the ledger lacked. */
@@ -585,6 +601,22 @@ static void daemon_events(struct daemon *d, int n) {
         }
 }
 
+/* WAIT (ms, -1 for ever) shortened so that poll returns by AT (ms). */
+static int wait_until(int wait, double at) {
+        double left = at - xdev_now_ms();
+        int ms = left <= 0 ? 0 : (int) left + 1;
+
+        return wait < 0 || ms < wait ? ms : wait;
+}
+
+/* The holder stayed in front: its input nodes announced. */
+static void daemon_announce(struct daemon *d) {
+        announce_inputs(d->ctx, d->res);
+        d->announce = false;
+        d->announced = true;
+        d->announced_uid = d->res->holder;
+}
+
 /* Steps, then waits for what makes the next one, until a signal stops it.
  * Returns 0 or -1 (logged). */
 static int daemon_loop(struct daemon *d) {
@@ -596,6 +628,8 @@ static int daemon_loop(struct daemon *d) {
                 int wait = d->timeout < 0 && d->enumerate ? ENUMERATE_IDLE_MS : d->timeout;
                 bool held = procs_poll(d->procs, &d->pfds[P_PROCS], d->timeout < 0 && !d->enumerate,
                                        d->procs_after, &wait);
+                if (d->announce)
+                        wait = wait_until(wait, d->announce_at);
                 int r = poll(d->pfds, d->n_pfds, wait);
                 if (r < 0 && errno == EINTR)
                         continue;
@@ -603,7 +637,9 @@ static int daemon_loop(struct daemon *d) {
                         xdev_log(&d->ctx->log, LOG_ERR, "poll: %s", strerror(errno));
                         return -1;
                 }
-                if (r == 0 && d->enumerate && d->timeout < 0)
+                if (r == 0 && d->announce && xdev_now_ms() >= d->announce_at)
+                        daemon_announce(d);
+                else if (r == 0 && d->enumerate && d->timeout < 0)
                         daemon_enumerate(d);
                 else if (r > 0 || !held) /* else the hold-off is over: poll again */
                         daemon_events(d, r);
@@ -679,6 +715,28 @@ static int parse_delay(const char *s, unsigned *ret_min, unsigned *ret_max) {
         return 0;
 }
 
+/* --test-grant-delay=MS[-MS]. Returns 0, or -EINVAL (said on stderr). */
+static int parse_grant_delay(const char *s, unsigned *ret_min, unsigned *ret_max) {
+        if (parse_delay(s, ret_min, ret_max) == 0)
+                return 0;
+        fprintf(stderr, "xdevicesd: --test-grant-delay takes MS or MIN-MAX, at most %d ms\n",
+                GRANT_DELAY_MAX_MS);
+        return -EINVAL;
+}
+
+/* --test-announce-after=MS. Returns 0, or -EINVAL (said on stderr). */
+static int parse_announce_after(const char *s) {
+        uint64_t ms;
+
+        if (xdev_parse_uint(s, ANNOUNCE_AFTER_MAX_MS, &ms) < 0) {
+                fprintf(stderr, "xdevicesd: --test-announce-after takes MS, at most %d\n",
+                        ANNOUNCE_AFTER_MAX_MS);
+                return -EINVAL;
+        }
+        announce_after_ms = (unsigned) ms;
+        return 0;
+}
+
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "conf", required_argument, NULL, 'c' },
@@ -687,6 +745,7 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 { "test-grant-delay", required_argument, NULL, 'D' },
+                { "test-announce-after", required_argument, NULL, 'A' },
                 {},
         };
         const char *conf = XDEV_DEFAULT_CONF;
@@ -708,12 +767,12 @@ int main(int argc, char **argv) {
                         log_stderr = true;
                         break;
                 case 'D':
-                        if (parse_delay(optarg, &delay_min, &delay_max) < 0) {
-                                fprintf(stderr,
-                                        "xdevicesd: --test-grant-delay takes MS or MIN-MAX, at most %d ms\n",
-                                        GRANT_DELAY_MAX_MS);
+                        if (parse_grant_delay(optarg, &delay_min, &delay_max) < 0)
                                 return EXIT_USAGE;
-                        }
+                        break;
+                case 'A':
+                        if (parse_announce_after(optarg) < 0)
+                                return EXIT_USAGE;
                         break;
                 case 'h':
                         usage(stdout);
