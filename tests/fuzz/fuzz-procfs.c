@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libFuzzer target: the parser of /proc/PID/status that the sweeper and
+ * xdevicesd's table of processes read (libxdev/procfs.c). The input is the
+ * text up to its first NUL. A refused text leaves the output untouched; an
+ * accepted one has a Uid line, and parsing it again gives the same result. */
+#include "config.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "procfs.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        struct xdev_proc_status st, before, again;
+        char *text = malloc(size + 1);
+        int r;
+
+        assert(text);
+        memcpy(text, data, size);
+        text[size] = '\0';
+        memset(&st, 0xa5, sizeof st);
+        before = st;
+        r = xdev_proc_status_parse(text, &st);
+        if (r < 0) {
+                assert(r == -EIO);
+                assert(memcmp(&st, &before, sizeof st) == 0);
+        } else {
+                assert(r == 0);
+                assert(strstr(text, "\nUid:"));
+                memset(&again, 0x5a, sizeof again);
+                assert(xdev_proc_status_parse(text, &again) == 0);
+                assert(memcmp(st.uid, again.uid, sizeof st.uid) == 0);
+                assert(st.has_ppid == again.has_ppid && st.has_cap_prm == again.has_cap_prm);
+                assert(!st.has_ppid || st.ppid == again.ppid);
+                assert(!st.has_cap_prm || st.cap_prm == again.cap_prm);
+        }
+        free(text);
+        return 0;
+}
