@@ -13,8 +13,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
 #include <time.h>
@@ -44,6 +46,7 @@ struct txn {
                                           * the state, then finished after the lock */
         unsigned lost;    /* nodes granted by a state that was lost, found by their marks */
         bool handed_over; /* a new holder was granted */
+        bool swept_once;  /* sweep_lost() ran */
 };
 
 /* Tells a follow step's caller that PHASE ended. */
@@ -59,6 +62,23 @@ void xdev_ctx_init(struct xdev_ctx *ctx) {
 
 void xdev_ctx_done(struct xdev_ctx *ctx) {
         xdev_config_free(&ctx->config);
+}
+
+int xdev_ctx_load_config(struct xdev_ctx *ctx, const char *path, bool named, bool debug) {
+        int r;
+
+        xdev_config_free(&ctx->config);
+        xdev_config_init(&ctx->config);
+        ctx->config_ok = true;
+        ctx->log.debug = debug;
+        r = named ? xdev_config_load_named(&ctx->config, path, &ctx->log)
+                  : xdev_config_load(&ctx->config, path, &ctx->log);
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "configuration is broken; no device will be granted");
+                ctx->config_ok = false;
+        }
+        ctx->log.debug = debug || ctx->config.debug;
+        return r;
 }
 
 /* A node at PATH not in the ledger that carries the mark of a grant
@@ -371,6 +391,64 @@ static uint64_t sweeps_next_check(const struct xdev_state *state) {
         return next;
 }
 
+static int targets_add(struct xdev_linger_target **v, size_t *n, dev_t rdev, enum xdev_class class,
+                       const char *path) {
+        struct xdev_linger_target *nv;
+
+        for (size_t i = 0; i < *n; i++)
+                if ((*v)[i].rdev == rdev)
+                        return 0;
+        if (*n >= XDEV_LINGER_TARGETS_MAX)
+                return -E2BIG;
+        nv = realloc(*v, (*n + 1) * sizeof **v);
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        nv[*n].rdev = rdev;
+        nv[*n].class = class;
+        (void) snprintf(nv[*n].path, sizeof nv[*n].path, "%s", path);
+        (*n)++;
+        return 0;
+}
+
+/* Every recorded or enumerable shared node, for a sweep that does not know
+ * which nodes its uid had: revoke, status, a sweep taken over. */
+static int shared_targets(const struct xdev_state *state, const struct xdev_config *config,
+                          const struct xdev_log *log, struct xdev_linger_target **ret,
+                          size_t *ret_n) {
+        struct xdev_device_list list = { 0 };
+        struct xdev_linger_target *v = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        for (size_t i = 0; i < state->n_nodes && r == 0; i++)
+                if (state->nodes[i].class != XDEV_CLASS_VT)
+                        r = targets_add(&v, &n, state->nodes[i].rdev, state->nodes[i].class,
+                                        state->nodes[i].path);
+        if (r == 0 && xdev_devices_enumerate(config, &list, log) >= 0) {
+                struct xdev_dircache dirs = XDEV_DIRCACHE_INIT;
+                for (size_t i = 0; i < list.n && r == 0; i++) {
+                        struct stat st;
+                        int fd;
+                        if (xdev_node_open(&dirs, list.items[i].path, list.items[i].class, &fd,
+                                           &st) < 0)
+                                continue;
+                        (void) close(fd);
+                        r = targets_add(&v, &n, st.st_rdev, list.items[i].class,
+                                        list.items[i].path);
+                }
+                xdev_dircache_done(&dirs);
+        }
+        xdev_device_list_free(&list);
+        if (r < 0 && r != -E2BIG) {
+                free(v);
+                return r;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
 /* Sweeps whose sweeper died (a login killed in its grace period) or is
  * stuck: this transaction takes them over, with the deadline they had. A
  * uid that has a session again is not swept. Returns the number of records
@@ -398,7 +476,7 @@ static int adopt_sweeps(struct xdev_ctx *ctx, struct txn *t) {
                 xdev_log(&ctx->log, LOG_NOTICE,
                          "pid %d did not finish the sweep of uid %u's processes; finishing it",
                          (int) rec.pid, (unsigned) rec.uid);
-                if (xdev_linger_targets_all(&t->state, &ctx->config, &ctx->log, &targets, &n) < 0)
+                if (shared_targets(&t->state, &ctx->config, &ctx->log, &targets, &n) < 0)
                         continue;
                 struct xdev_linger_opts opts = {
                         .has_keep = t->state.has_holder,
@@ -698,6 +776,20 @@ static int commit(struct xdev_ctx *ctx, struct txn *t, bool all, bool keep) {
         return failed;
 }
 
+/* The one sweep of a transaction: the processes of each uid that lost a
+ * grant in it (as noted when it was opened), once those grants are off
+ * and before anybody else gets one. A transaction takes every grant it
+ * takes away before this sweep (a handover's in its take-off), so later
+ * calls do nothing. */
+static void sweep_lost(struct xdev_ctx *ctx, struct txn *t) {
+        if (t->swept_once)
+                return;
+        t->swept_once = true;
+        (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept, &t->bin,
+                                 &t->waits);
+        phase_end(t, XDEV_PHASE_SWEEP);
+}
+
 /* The order of a handover, which never lets two users have a shared node
  * at once: the state already names the next holder; when a different user
  * held the devices, they are first taken off (saved and converged) and
@@ -718,10 +810,7 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
         r = commit(ctx, t, false, true);
         phase_end(t, XDEV_PHASE_RELEASE);
         if (r >= 0) {
-                (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
-                                         &t->bin, &t->waits);
-                phase_end(t, XDEV_PHASE_SWEEP);
-                (void) xdev_linger_note(&t->linger, &t->state, ctx->procs);
+                sweep_lost(ctx, t);
                 t->loaded_has_holder = false;
         }
         t->state.has_holder = next_has;
@@ -741,9 +830,10 @@ static bool holder_changed(const struct txn *t) {
                 (!t->loaded_has_holder || t->loaded_holder != t->state.holder);
 }
 
-/* After the decision: releases the old holder first if it changed, plans
- * every node, adds the devices of a new holder, converges, and revokes
- * what was taken away. At a handover from one holder to the next (a VT
+/* After the decision, down the layers once: the old holder's grants off
+ * (plan, node, state) when the holder changed, the one sweep of what was
+ * taken away (policy, sweep), then every node planned, a new holder's
+ * devices added and converged (plan, node, state). At a handover from one holder to the next (a VT
  * switch), the next gets the nodes the ledger carried over first, and the
  * enumeration that finds any it lacked comes after: the switch does not
  * wait for it (with T->defer_enumerate, it is left to the caller, who runs
@@ -768,11 +858,8 @@ static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
                          (unsigned) t->loaded_holder);
         r = commit(ctx, t, all, false);
         phase_end(t, XDEV_PHASE_GRANT);
-        if (r >= 0) { /* grants removed first, then lingering fds revoked */
-                (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept,
-                                         &t->bin, &t->waits);
-                phase_end(t, XDEV_PHASE_SWEEP);
-        }
+        if (r >= 0) /* grants removed first, then lingering fds revoked */
+                sweep_lost(ctx, t);
         if (r >= 0 && released && t->defer_enumerate)
                 t->enumerate_pending = true;
         else if (r >= 0 && released) {
@@ -904,8 +991,7 @@ static int commit_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_l
                 return -EIO;
         }
         xdev_fault_point("open-after-commit");
-        (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, NULL, &t->bin,
-                                 &t->waits);
+        sweep_lost(ctx, t);
         login_result(t, login);
         return t->state.has_holder && t->state.holder == login->uid;
 }
@@ -1049,8 +1135,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
                            path);
         r = commit(ctx, &t, false, false);
         if (r >= 0)
-                (void) xdev_linger_after(&t.linger, &t.state, &ctx->config, &ctx->log, NULL, &t.bin,
-                                         &t.waits);
+                sweep_lost(ctx, &t);
         if (r == 0)
                 r = t.state.has_holder && xdev_state_find_node(&t.state, path) >= 0 ? 1 : 0;
         else if (r > 0)
@@ -1318,7 +1403,7 @@ static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts,
                 r = 0;
                 goto out;
         }
-        r = xdev_linger_targets_all(&state, &ctx->config, &ctx->log, &targets, &n);
+        r = shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
         if (r < 0)
                 goto out;
         r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);

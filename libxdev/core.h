@@ -72,8 +72,9 @@ int xdev_device_forget(struct xdev_ctx *ctx, const char *path);
  * nodes a lost state had left granted, now put back. */
 int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost);
 
-/* The phases of a follow step, each reported as it ends (the sweep may end
- * twice in a step: after the take-off and after the grant). */
+/* The phases of a follow step, each reported once, as it ends: at a
+ * handover LOAD, RELEASE, SWEEP, GRANT; when grants are only taken off or
+ * only made, LOAD, GRANT (the one commit), SWEEP. */
 enum xdev_follow_phase {
         XDEV_PHASE_LOAD,    /* lock taken, state read, leaders checked, holder elected */
         XDEV_PHASE_RELEASE, /* the old holder's grants taken off (saved, converged) */
@@ -186,3 +187,10 @@ int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid);
 
 void xdev_ctx_init(struct xdev_ctx *ctx);
 void xdev_ctx_done(struct xdev_ctx *ctx);
+
+/* (Re)loads CTX's config from PATH (NAMED: a file named by the admin, whose
+ * absence is an error; see xdev_config_load_named()). A broken config is
+ * logged and leaves CTX->config_ok false: nothing new is granted. Debug
+ * lines are logged with DEBUG or the config's debug key. Returns the
+ * load's result. */
+int xdev_ctx_load_config(struct xdev_ctx *ctx, const char *path, bool named, bool debug);

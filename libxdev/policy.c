@@ -8,12 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
-#include "devices.h"
-#include "node.h"
 #include "policy.h"
 
 void xdev_linger_opts_from_config(struct xdev_linger_opts *opts, const struct xdev_config *config) {
@@ -125,60 +122,4 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                         "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
                         total.holders, total.revoked, total.demoted, total.terminated, total.left);
         return (int) total.holders;
-}
-
-static int targets_add(struct xdev_linger_target **v, size_t *n, dev_t rdev, enum xdev_class class,
-                       const char *path) {
-        struct xdev_linger_target *nv;
-
-        for (size_t i = 0; i < *n; i++)
-                if ((*v)[i].rdev == rdev)
-                        return 0;
-        if (*n >= XDEV_LINGER_TARGETS_MAX)
-                return -E2BIG;
-        nv = realloc(*v, (*n + 1) * sizeof **v);
-        if (!nv)
-                return -ENOMEM;
-        *v = nv;
-        nv[*n].rdev = rdev;
-        nv[*n].class = class;
-        (void) snprintf(nv[*n].path, sizeof nv[*n].path, "%s", path);
-        (*n)++;
-        return 0;
-}
-
-int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_config *config,
-                            const struct xdev_log *log, struct xdev_linger_target **ret,
-                            size_t *ret_n) {
-        struct xdev_device_list list = { 0 };
-        struct xdev_linger_target *v = NULL;
-        size_t n = 0;
-        int r = 0;
-
-        for (size_t i = 0; i < state->n_nodes && r == 0; i++)
-                if (state->nodes[i].class != XDEV_CLASS_VT)
-                        r = targets_add(&v, &n, state->nodes[i].rdev, state->nodes[i].class,
-                                        state->nodes[i].path);
-        if (r == 0 && xdev_devices_enumerate(config, &list, log) >= 0) {
-                struct xdev_dircache dirs = XDEV_DIRCACHE_INIT;
-                for (size_t i = 0; i < list.n && r == 0; i++) {
-                        struct stat st;
-                        int fd;
-                        if (xdev_node_open(&dirs, list.items[i].path, list.items[i].class, &fd,
-                                           &st) < 0)
-                                continue;
-                        (void) close(fd);
-                        r = targets_add(&v, &n, st.st_rdev, list.items[i].class,
-                                        list.items[i].path);
-                }
-                xdev_dircache_done(&dirs);
-        }
-        xdev_device_list_free(&list);
-        if (r < 0 && r != -E2BIG) {
-                free(v);
-                return r;
-        }
-        *ret = v;
-        *ret_n = n;
-        return 0;
 }

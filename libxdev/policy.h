@@ -41,8 +41,3 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                       struct xdev_linger_counts *ret, struct xdev_fd_bin *bin,
                       struct xdev_linger_wait **waits);
 void xdev_linger_set_free(struct xdev_linger_set *set);
-
-/* Every recorded or enumerable shared node, for status and revoke. */
-int xdev_linger_targets_all(const struct xdev_state *state, const struct xdev_config *config,
-                            const struct xdev_log *log, struct xdev_linger_target **ret,
-                            size_t *ret_n);

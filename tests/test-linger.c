@@ -1168,6 +1168,88 @@ START_TEST(test_switch_waits_for_no_process_to_end) {
 }
 END_TEST
 
+/* What a step saw at the end of each phase: the phase, and the ACL
+ * entries of alice and bob on tty0 (a shared node) at that moment. */
+struct phase_log {
+        size_t n;
+        enum xdev_follow_phase phase[8];
+        char alice[8][8], bob[8][8];
+};
+
+static void phase_seen(void *data, enum xdev_follow_phase phase) {
+        struct phase_log *l = data;
+        if (l->n >= 8)
+                return;
+        l->phase[l->n] = phase;
+        (void) snprintf(l->alice[l->n], sizeof l->alice[0], "%s",
+                        h_acl_of("/dev/tty0", H_UID_ALICE));
+        (void) snprintf(l->bob[l->n], sizeof l->bob[0], "%s", h_acl_of("/dev/tty0", H_UID_BOB));
+        l->n++;
+}
+
+static void phase_log_is(const struct phase_log *l, const char *what, size_t n,
+                         const enum xdev_follow_phase *want) {
+        static const char *const names[] = { "load", "release", "sweep", "grant" };
+        char got[128] = "";
+        for (size_t i = 0; i < l->n; i++)
+                (void) snprintf(got + strlen(got), sizeof got - strlen(got), " %s",
+                                (unsigned) l->phase[i] < 4 ? names[l->phase[i]] : "?");
+        ck_assert_msg(l->n == n, "%s: %zu phases ended (%s), want %zu", what, l->n, got, n);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_msg(l->phase[i] == want[i], "%s: phases%s, want %s first at %zu", what,
+                              got, names[want[i]], i);
+}
+
+/* A switch goes down the layers once: the old holder's grants off, the
+ * one sweep of her processes, then the next holder's grants; each phase
+ * ends once, and when the sweep ends nobody has tty0. A switch to a VT
+ * where nobody holds takes the grants off and sweeps once after. */
+START_TEST(test_switch_takes_off_sweeps_once_then_grants) {
+        static const enum xdev_follow_phase handover[] = { XDEV_PHASE_LOAD, XDEV_PHASE_RELEASE,
+                                                           XDEV_PHASE_SWEEP, XDEV_PHASE_GRANT };
+        static const enum xdev_follow_phase to_nobody[] = { XDEV_PHASE_LOAD, XDEV_PHASE_GRANT,
+                                                            XDEV_PHASE_SWEEP };
+        struct phase_log l = { 0 };
+        struct step_env e;
+        conf_with("lingering = revoke\n");
+        step_env_init(&e);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        h_set_active_vt(h_vt);
+        step(&e);
+        ck_assert(e.res->has_holder && e.res->holder == H_UID_ALICE);
+        e.self.phase_end = phase_seen;
+        e.self.data = &l;
+
+        h_set_active_vt(h_vt + 1);
+        step(&e);
+        ck_assert(e.res->handed_over && e.res->holder == H_UID_BOB);
+        phase_log_is(&l, "alice to bob", 4, handover);
+        ck_assert_msg(e.res->examined >= 1, "alice's processes were not looked at");
+        ck_assert_str_eq(l.alice[1], "");
+        ck_assert_str_eq(l.bob[1], "");
+        ck_assert_msg(l.alice[2][0] == '\0' && l.bob[2][0] == '\0',
+                      "at the end of the sweep alice has \"%s\", bob \"%s\" on tty0", l.alice[2],
+                      l.bob[2]);
+        ck_assert_str_eq(l.bob[3], "rw");
+
+        l = (struct phase_log) { 0 };
+        h_set_active_vt(h_vt + 2);
+        step(&e);
+        ck_assert(e.res->changed && !e.res->has_holder);
+        phase_log_is(&l, "bob to nobody", 3, to_nobody);
+        ck_assert_str_eq(l.bob[1], "");
+        ck_assert_str_eq(l.bob[2], "");
+
+        e.self.phase_end = NULL;
+        step_env_done(&e);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        h_set_active_vt(1);
+}
+END_TEST
+
 START_TEST(test_helper_status_and_revoke) {
         conf_with("lingering = kill\n");
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
@@ -1252,6 +1334,7 @@ static Suite *suite(void) {
         tcase_add_test(tm, test_logout_ends_a_padded_io_uring_holder);
         tcase_add_test(tm, test_switch_ends_a_padded_io_uring_holder);
         tcase_add_test(tm, test_switch_waits_for_no_process_to_end);
+        tcase_add_test(tm, test_switch_takes_off_sweeps_once_then_grants);
         suite_add_tcase(s, tm);
         return s;
 }
