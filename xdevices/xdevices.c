@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <acl/libacl.h>
 
+#include "cli.h"
 #include "core.h"
 #include "devices.h"
 #include "node.h"
@@ -32,10 +33,10 @@
 #include "vt.h"
 
 enum {
-        EXIT_OK = 0,
-        EXIT_FAILED = 1, /* the operation failed (see messages) */
-        EXIT_USAGE = 2,
-        EXIT_NOTROOT = 3,
+        EXIT_OK = XDEV_EXIT_OK,
+        EXIT_FAILED = XDEV_EXIT_FAILED,
+        EXIT_USAGE = XDEV_EXIT_USAGE,
+        EXIT_NOTROOT = XDEV_EXIT_NOTROOT,
         EXIT_REFUSED = 4, /* input did not agree with the system; nothing touched */
         EXIT_LOST = 5,    /* the state was lost while nodes were granted (see messages) */
 };
@@ -612,21 +613,17 @@ static int run_command(struct xdev_ctx *ctx, const char *name, int n_args, char 
 }
 
 static const struct option options[] = {
-        { "conf", required_argument, NULL, 'c' },
-        { "debug", no_argument, NULL, 'd' },
+        XDEV_CLI_OPTIONS,
         { "json", no_argument, NULL, 'j' },
         { "force", no_argument, NULL, 'f' },
         { "all", no_argument, NULL, 'a' },
         { "revoke", no_argument, NULL, 'r' },
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },
         {},
 };
 
 struct args {
-        const char *conf, *cmd;
-        bool named; /* the config named by --conf */
-        bool debug;
+        struct xdev_cli cli; /* --conf, --debug */
+        const char *cmd;
         struct flags flags;
 };
 
@@ -634,30 +631,15 @@ struct args {
 static int parse_options(int argc, char **argv, struct args *a) {
         int c;
 
-        while ((c = getopt_long(argc, argv, "+c:djfhV", options, NULL)) != -1) {
-                switch (c) {
-                case 'c':
-                        a->conf = optarg;
-                        a->named = true;
-                        break;
-                case 'd':
-                        a->debug = true;
-                        break;
-                case 'j':
+        while ((c = getopt_long(argc, argv, "+" XDEV_CLI_SHORT "jf", options, NULL)) != -1) {
+                if (c == 'j')
                         a->flags.json = true;
-                        break;
-                case 'f':
+                else if (c == 'f')
                         a->flags.force = true;
-                        break;
-                case 'h':
-                        usage(stdout);
-                        return EXIT_OK;
-                case 'V':
-                        printf("xdevices " PACKAGE_VERSION "\n");
-                        return EXIT_OK;
-                default:
-                        usage(stderr);
-                        return EXIT_USAGE;
+                else {
+                        int ret = xdev_cli_option(&a->cli, c, optarg);
+                        if (ret >= 0)
+                                return ret;
                 }
         }
         return -1;
@@ -675,8 +657,8 @@ static int parse_command(int argc, char **argv, struct args *a) {
         a->cmd = argv[optind++];
         while ((c = getopt_long(argc, argv, "c:jf", options, NULL)) != -1) {
                 if (c == 'c' && strcmp(a->cmd, "check") == 0) {
-                        a->conf = optarg; /* "check --conf=PATH" */
-                        a->named = true;
+                        a->cli.conf = optarg; /* "check --conf=PATH" */
+                        a->cli.named = true;
                 } else if (c == 'j')
                         a->flags.json = true;
                 else if (c == 'f')
@@ -708,9 +690,10 @@ static int status_as_user(const char *conf, bool json) {
 }
 
 int main(int argc, char **argv) {
-        struct args a = { .conf = XDEV_DEFAULT_CONF };
+        struct args a = { .cli = {
+                                  .prog = "xdevices", .usage = usage, .conf = XDEV_DEFAULT_CONF } };
         struct xdev_ctx ctx;
-        int r, ret;
+        int ret;
 
         ret = parse_options(argc, argv, &a);
         if (ret < 0)
@@ -722,27 +705,20 @@ int main(int argc, char **argv) {
                         usage(stderr);
                         return EXIT_USAGE;
                 }
-                return cmd_check(a.conf, a.named);
+                return cmd_check(a.cli.conf, a.cli.named);
         }
         if (geteuid() != 0 && strcmp(a.cmd, "status") == 0 && optind == argc)
-                return status_as_user(a.conf, a.flags.json);
-        if (geteuid() != 0) {
-                fprintf(stderr, "xdevices: must be run as root\n");
-                return EXIT_NOTROOT;
-        }
+                return status_as_user(a.cli.conf, a.flags.json);
+        ret = xdev_cli_need_root(&a.cli);
+        if (ret != EXIT_OK)
+                return ret;
         use_syslog = !isatty(STDERR_FILENO);
         if (use_syslog)
                 openlog("xdevices", LOG_PID, LOG_AUTHPRIV);
 
         xdev_ctx_init(&ctx);
-        ctx.log = (struct xdev_log) { .fn = log_to_stderr, .debug = a.debug };
-        r = a.named ? xdev_config_load_named(&ctx.config, a.conf, &ctx.log)
-                    : xdev_config_load(&ctx.config, a.conf, &ctx.log);
-        if (r < 0) {
-                xdev_log(&ctx.log, LOG_ERR, "configuration is broken; no device will be granted");
-                ctx.config_ok = false;
-        }
-        ctx.log.debug = a.debug || ctx.config.debug;
+        ctx.log = (struct xdev_log) { .fn = log_to_stderr };
+        (void) xdev_ctx_load_config(&ctx, a.cli.conf, a.cli.named, a.cli.debug);
 
         ret = run_command(&ctx, a.cmd, argc - optind, argv + optind, &a.flags);
         xdev_ctx_done(&ctx);

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "core.h"
 #include "proctab.h"
 #include "step.h"
@@ -53,10 +54,10 @@
 #define ANNOUNCE_AFTER_MAX_MS 10000
 
 enum {
-        EXIT_OK = 0,
-        EXIT_FAILED = 1,
-        EXIT_USAGE = 2,
-        EXIT_NOTROOT = 3,
+        EXIT_OK = XDEV_EXIT_OK,
+        EXIT_FAILED = XDEV_EXIT_FAILED,
+        EXIT_USAGE = XDEV_EXIT_USAGE,
+        EXIT_NOTROOT = XDEV_EXIT_NOTROOT,
         EXIT_RUNNING = 5, /* another xdevicesd holds the lock */
 };
 
@@ -101,22 +102,6 @@ static void usage(FILE *out) {
                 "announced (test knobs).\n"
                 "\n"
                 "Exit status: 0 stopped, 1 failed, 2 usage, 3 not root, 5 already running.\n");
-}
-
-static int load_config(struct xdev_ctx *ctx, const char *conf, bool debug) {
-        int r;
-
-        xdev_config_free(&ctx->config);
-        xdev_config_init(&ctx->config);
-        ctx->config_ok = true;
-        ctx->log.debug = debug;
-        r = xdev_config_load(&ctx->config, conf, &ctx->log);
-        if (r < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "configuration is broken; no device will be granted");
-                ctx->config_ok = false;
-        }
-        ctx->log.debug = debug || ctx->config.debug;
-        return r;
 }
 
 /* The state directory, made and checked by the store, and the daemon lock
@@ -596,7 +581,7 @@ static void daemon_events(struct daemon *d, int n) {
                                 continue;
                         }
                         xdev_log(&d->ctx->log, LOG_INFO, "reloading the configuration");
-                        (void) load_config(d->ctx, d->conf, d->debug);
+                        (void) xdev_ctx_load_config(d->ctx, d->conf, false, d->debug);
                 }
         }
 }
@@ -739,30 +724,20 @@ static int parse_announce_after(const char *s) {
 
 int main(int argc, char **argv) {
         static const struct option opts[] = {
-                { "conf", required_argument, NULL, 'c' },
-                { "debug", no_argument, NULL, 'd' },
+                XDEV_CLI_OPTIONS,
                 { "stderr", no_argument, NULL, 's' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
                 { "test-grant-delay", required_argument, NULL, 'D' },
                 { "test-announce-after", required_argument, NULL, 'A' },
                 {},
         };
-        const char *conf = XDEV_DEFAULT_CONF;
-        bool debug = false;
+        struct xdev_cli cli = { .prog = "xdevicesd", .usage = usage, .conf = XDEV_DEFAULT_CONF };
         unsigned delay_min = 0, delay_max = 0;
         struct xdev_step_watch watch;
         struct xdev_ctx ctx;
         int c, ret;
 
-        while ((c = getopt_long(argc, argv, "c:dshV", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, XDEV_CLI_SHORT "s", opts, NULL)) != -1) {
                 switch (c) {
-                case 'c':
-                        conf = optarg;
-                        break;
-                case 'd':
-                        debug = true;
-                        break;
                 case 's':
                         log_stderr = true;
                         break;
@@ -774,25 +749,19 @@ int main(int argc, char **argv) {
                         if (parse_announce_after(optarg) < 0)
                                 return EXIT_USAGE;
                         break;
-                case 'h':
-                        usage(stdout);
-                        return EXIT_OK;
-                case 'V':
-                        printf("xdevicesd " PACKAGE_VERSION "\n");
-                        return EXIT_OK;
                 default:
-                        usage(stderr);
-                        return EXIT_USAGE;
+                        ret = xdev_cli_option(&cli, c, optarg);
+                        if (ret >= 0)
+                                return ret;
                 }
         }
         if (optind != argc) {
                 usage(stderr);
                 return EXIT_USAGE;
         }
-        if (geteuid() != 0) {
-                fprintf(stderr, "xdevicesd: must be run as root\n");
-                return EXIT_NOTROOT;
-        }
+        ret = xdev_cli_need_root(&cli);
+        if (ret != EXIT_OK)
+                return ret;
         log_stderr = log_stderr || isatty(STDERR_FILENO);
         openlog("xdevicesd", LOG_PID, LOG_AUTHPRIV);
 
@@ -806,12 +775,14 @@ int main(int argc, char **argv) {
                 xdev_log(&ctx.log, LOG_WARNING,
                          "test knob: each new holder's grant is held back %u-%u ms", delay_min,
                          delay_max);
-        (void) load_config(&ctx, conf, debug);
+        /* unlike xdevices and the module, a --conf file that is missing
+         * gives the defaults here (not named: as it always did) */
+        (void) xdev_ctx_load_config(&ctx, cli.conf, false, cli.debug);
         if (!ctx.config.ignore_logind && logind_is_running()) {
                 xdev_log(&ctx.log, LOG_INFO, "systemd-logind manages seats here; nothing to do");
                 ret = EXIT_OK;
         } else
-                ret = run(&ctx, conf, debug, &watch);
+                ret = run(&ctx, cli.conf, cli.debug, &watch);
         xdev_ctx_done(&ctx);
         return ret;
 }
