@@ -19,52 +19,52 @@
 #include "conf.h"
 #include "vt.h"
 
-static const char *const class_names[_XDEV_CLASS_MAX] = {
-        [XDEV_CLASS_VT] = "vt",
-        [XDEV_CLASS_DRM] = "drm",
-        [XDEV_CLASS_INPUT] = "input",
-        [XDEV_CLASS_CONSOLE] = "console",
+/* Every word the config spells for an enum, for parsing and printing
+ * alike: WORDS[KIND][VALUE] is the spelling of VALUE in the enum KIND. */
+enum word_kind { WORD_CLASS, WORD_ACCESS, WORD_MODE, WORD_SOURCE, WORD_LOGIND, WORD_LINGER };
+
+#define WORDS_MAX 8 /* above the largest value of an enum with words */
+
+static const char *const words[][WORDS_MAX] = {
+        [WORD_CLASS] = { [XDEV_CLASS_VT] = "vt",
+                         [XDEV_CLASS_DRM] = "drm",
+                         [XDEV_CLASS_INPUT] = "input",
+                         [XDEV_CLASS_CONSOLE] = "console" },
+        [WORD_ACCESS] = { [XDEV_ACCESS_OFF] = "off",
+                          [XDEV_ACCESS_R] = "r",
+                          [XDEV_ACCESS_RW] = "rw" },
+        [WORD_MODE] = { [XDEV_GRANT_ACL] = "acl", [XDEV_GRANT_CHOWN] = "chown" },
+        [WORD_SOURCE] = { [XDEV_SOURCE_AUTO] = "auto",
+                          [XDEV_SOURCE_UDEV] = "udev",
+                          [XDEV_SOURCE_GLOB] = "glob" },
+        [WORD_LOGIND] = { [false] = "standdown", [true] = "ignore" }, /* ignore_logind */
+        [WORD_LINGER] = { [XDEV_LINGER_REVOKE] = "revoke",
+                          [XDEV_LINGER_KILL] = "kill",
+                          [XDEV_LINGER_WARN] = "warn",
+                          [XDEV_LINGER_KILL_USER] = "kill-user" },
 };
 
-/* Every enum the config spells has one name table, for parsing and
- * printing alike. */
-static const char *const access_names[] = {
-        [XDEV_ACCESS_OFF] = "off",
-        [XDEV_ACCESS_R] = "r",
-        [XDEV_ACCESS_RW] = "rw",
-};
-static const char *const mode_names[] = {
-        [XDEV_GRANT_ACL] = "acl",
-        [XDEV_GRANT_CHOWN] = "chown",
-};
-static const char *const source_names[] = {
-        [XDEV_SOURCE_AUTO] = "auto",
-        [XDEV_SOURCE_UDEV] = "udev",
-        [XDEV_SOURCE_GLOB] = "glob",
-};
-static const char *const linger_names[] = {
-        [XDEV_LINGER_REVOKE] = "revoke",
-        [XDEV_LINGER_KILL] = "kill",
-        [XDEV_LINGER_WARN] = "warn",
-        [XDEV_LINGER_KILL_USER] = "kill-user",
-};
-
-/* The index of S in NAMES (holes skipped), or -EINVAL. */
-static int name_lookup(const char *const *names, size_t n, const char *s) {
-        for (size_t i = 0; s && i < n; i++)
-                if (names[i] && strcmp(s, names[i]) == 0)
+/* The value S spells in the enum KIND, or -EINVAL. */
+static int word_value(enum word_kind kind, const char *s) {
+        for (size_t i = 0; s && i < XDEV_ELEMENTSOF(words[kind]); i++)
+                if (words[kind][i] && strcmp(s, words[kind][i]) == 0)
                         return (int) i;
         return -EINVAL;
 }
 
-#define NAME_LOOKUP(table, s) name_lookup((table), XDEV_ELEMENTSOF(table), (s))
+/* The spelling of VALUE in the enum KIND, or FALLBACK. */
+static const char *word_name(enum word_kind kind, int value, const char *fallback) {
+        if (value < 0 || (size_t) value >= XDEV_ELEMENTSOF(words[kind]) || !words[kind][value])
+                return fallback;
+        return words[kind][value];
+}
 
 const char *xdev_class_to_string(enum xdev_class c) {
-        return (unsigned) c < _XDEV_CLASS_MAX ? class_names[c] : "?";
+        return word_name(WORD_CLASS, (int) c, "?");
 }
 
 int xdev_class_from_string(const char *s) {
-        return NAME_LOOKUP(class_names, s);
+        return word_value(WORD_CLASS, s);
 }
 
 unsigned xdev_class_major(enum xdev_class c) {
@@ -81,20 +81,19 @@ unsigned xdev_class_major(enum xdev_class c) {
 }
 
 const char *xdev_access_to_string(enum xdev_access a) {
-        return (unsigned) a < XDEV_ELEMENTSOF(access_names) && access_names[a] ? access_names[a]
-                                                                               : "off";
+        return word_name(WORD_ACCESS, (int) a, "off");
 }
 
 const char *xdev_grant_mode_to_string(enum xdev_grant_mode m) {
-        return (unsigned) m < XDEV_ELEMENTSOF(mode_names) ? mode_names[m] : "?";
+        return word_name(WORD_MODE, (int) m, "?");
 }
 
 int xdev_access_from_string(const char *s) {
-        return NAME_LOOKUP(access_names, s);
+        return word_value(WORD_ACCESS, s);
 }
 
 int xdev_grant_mode_from_string(const char *s) {
-        return NAME_LOOKUP(mode_names, s);
+        return word_value(WORD_MODE, s);
 }
 
 void xdev_config_init(struct xdev_config *config) {
@@ -164,7 +163,7 @@ static int parse_bool(const char *v, bool *ret) {
 }
 
 static int parse_access(const char *v, enum xdev_access *ret) {
-        int a = NAME_LOOKUP(access_names, v);
+        int a = word_value(WORD_ACCESS, v);
         if (a < 0)
                 return a;
         *ret = (enum xdev_access) a;
@@ -247,6 +246,43 @@ static int parse_glob(const char *value, struct xdev_config *config) {
         return 0;
 }
 
+/* The keys whose value is a word of one enum (KEYS[KIND]; a class's key
+ * takes an access word: parse_access): sets it, or -EINVAL for a word it
+ * does not spell, or -ENOENT when KEY is none of them. */
+static int set_word(struct xdev_config *config, const char *key, const char *value) {
+        static const char *const keys[] = { [WORD_MODE] = "mode",
+                                            [WORD_SOURCE] = "devices",
+                                            [WORD_LOGIND] = "logind",
+                                            [WORD_LINGER] = "lingering" };
+
+        for (size_t i = 0; i < XDEV_ELEMENTSOF(keys); i++) {
+                if (!keys[i] || strcmp(key, keys[i]) != 0)
+                        continue;
+                int c = word_value((enum word_kind) i, value);
+                if (c < 0)
+                        return c;
+                switch ((enum word_kind) i) {
+                case WORD_MODE:
+                        config->mode = (enum xdev_grant_mode) c;
+                        break;
+                case WORD_SOURCE:
+                        config->source = (enum xdev_source) c;
+                        break;
+                case WORD_LOGIND:
+                        config->ignore_logind = c == 1;
+                        break;
+                case WORD_LINGER:
+                        config->lingering = (enum xdev_linger) c;
+                        break;
+                case WORD_CLASS:
+                case WORD_ACCESS:
+                        break;
+                }
+                return 0;
+        }
+        return -ENOENT;
+}
+
 int xdev_config_set(struct xdev_config *config, const char *key, const char *value) {
         int c;
 
@@ -256,45 +292,18 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
                 return xdev_class_from_string(key) >= 0 || strcmp(key, "mode") == 0 ? -EINVAL
                                                                                     : -ENOENT;
 
-        if (strcmp(key, "mode") == 0) {
-                c = NAME_LOOKUP(mode_names, value);
-                if (c < 0)
-                        return c;
-                config->mode = (enum xdev_grant_mode) c;
-                return 0;
-        }
         c = xdev_class_from_string(key);
         if (c >= 0)
                 return parse_access(value, &config->access[c]);
-        if (strcmp(key, "devices") == 0) {
-                c = NAME_LOOKUP(source_names, value);
-                if (c < 0)
-                        return c;
-                config->source = (enum xdev_source) c;
-                return 0;
-        }
+        c = set_word(config, key, value);
+        if (c != -ENOENT)
+                return c;
         if (strcmp(key, "glob") == 0)
                 return parse_glob(value, config);
         if (strcmp(key, "services") == 0)
                 return parse_list(value, config->services, &config->n_services);
         if (strcmp(key, "deny_services") == 0)
                 return parse_list(value, config->deny_services, &config->n_deny_services);
-        if (strcmp(key, "logind") == 0) {
-                if (strcmp(value, "standdown") == 0)
-                        config->ignore_logind = false;
-                else if (strcmp(value, "ignore") == 0)
-                        config->ignore_logind = true;
-                else
-                        return -EINVAL;
-                return 0;
-        }
-        if (strcmp(key, "lingering") == 0) {
-                c = NAME_LOOKUP(linger_names, value);
-                if (c < 0)
-                        return c;
-                config->lingering = (enum xdev_linger) c;
-                return 0;
-        }
         if (strcmp(key, "linger_grace") == 0) {
                 uint64_t ms;
                 if (xdev_parse_uint(value, 60000, &ms) < 0)
