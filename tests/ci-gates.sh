@@ -3,7 +3,7 @@
 # CI gates: gcc and clang -Werror builds in their own build trees, the
 # package's build (Debian's hardening flags from dpkg-buildflags, as
 # debian/rules gets them, plus -Werror; no tests), cppcheck clean, no whitespace errors, the style (tools/format-check.sh),
-# the core's includes (tools/check-includes.sh: no PAM or daemon header in libxdev/),
+# the core's includes (tools/check-includes.sh: no PAM or daemon header in libxdev/, no include up a layer),
 # make distcheck. Prints each gate's
 # time and ends with "N passed, N failed". Run from anywhere in the tree.
 # Debian: apt-get install gcc clang cppcheck (plus the build dependencies).
