@@ -369,6 +369,24 @@ struct trace_count {
         long syscalls, forks, execs, pids;
 };
 
+/* The call of one line of an strace -f log ("PID call..."), *RET_PID set
+ * (0: no pid); NULL for a line that is no call of its own: the end of a
+ * call resumed ("<..."), an exit ("+++"), a signal ("---"). */
+static const char *trace_call(char *line, pid_t *ret_pid) {
+        char *s = line;
+
+        *ret_pid = 0;
+        if (sscanf(line, "%d ", ret_pid) == 1) {
+                s = strchr(line, ' ');
+                s = s ? s + 1 : line;
+                while (*s == ' ')
+                        s++;
+        }
+        if (strncmp(s, "<...", 4) == 0 || strncmp(s, "+++", 3) == 0 || strncmp(s, "---", 3) == 0)
+                return NULL;
+        return s;
+}
+
 /* Counts syscalls in an strace -f log between the markers (across every
  * pid), and fork/exec-family calls among them. */
 static struct trace_count trace_parse(const char *log, int pairs) {
@@ -382,14 +400,11 @@ static struct trace_count trace_parse(const char *log, int pairs) {
         if (!f)
                 die(log);
         while (fgets(line, sizeof line, f)) {
-                pid_t pid = 0;
-                char *s = line;
-                if (sscanf(line, "%d ", &pid) == 1) {
-                        s = strchr(line, ' ');
-                        s = s ? s + 1 : line;
-                        while (*s == ' ')
-                                s++;
-                }
+                pid_t pid;
+                const char *s = trace_call(line, &pid);
+                /* the markers are calls: access() */
+                if (!s)
+                        continue;
                 if (strstr(s, MARK_BEGIN)) {
                         in = true;
                         main_pid = pid;
@@ -401,8 +416,7 @@ static struct trace_count trace_parse(const char *log, int pairs) {
                                 break;
                         continue;
                 }
-                if (!in || strncmp(s, "<...", 4) == 0 || strncmp(s, "+++", 3) == 0 ||
-                    strncmp(s, "---", 3) == 0)
+                if (!in)
                         continue;
                 c.syscalls++;
                 if (pid != main_pid)
@@ -424,11 +438,8 @@ static long trace_total(const char *log) {
         if (!f)
                 die(log);
         while (fgets(line, sizeof line, f)) {
-                char *s = strchr(line, ' ');
-                s = s ? s + 1 : line;
-                while (*s == ' ')
-                        s++;
-                if (strncmp(s, "<...", 4) && strncmp(s, "+++", 3) && strncmp(s, "---", 3))
+                pid_t pid;
+                if (trace_call(line, &pid))
                         n++;
         }
         (void) fclose(f);
