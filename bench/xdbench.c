@@ -6,6 +6,7 @@
  * markdown table. Root only; exits 77 otherwise. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -368,6 +369,24 @@ struct trace_count {
         long syscalls, forks, execs, pids;
 };
 
+/* The call of one line of an strace -f log ("PID call..."), *RET_PID set
+ * (0: no pid); NULL for a line that is no call of its own: the end of a
+ * call resumed ("<..."), an exit ("+++"), a signal ("---"). */
+static const char *trace_call(char *line, pid_t *ret_pid) {
+        char *s = line;
+
+        *ret_pid = 0;
+        if (sscanf(line, "%d ", ret_pid) == 1) {
+                s = strchr(line, ' ');
+                s = s ? s + 1 : line;
+                while (*s == ' ')
+                        s++;
+        }
+        if (strncmp(s, "<...", 4) == 0 || strncmp(s, "+++", 3) == 0 || strncmp(s, "---", 3) == 0)
+                return NULL;
+        return s;
+}
+
 /* Counts syscalls in an strace -f log between the markers (across every
  * pid), and fork/exec-family calls among them. */
 static struct trace_count trace_parse(const char *log, int pairs) {
@@ -381,14 +400,11 @@ static struct trace_count trace_parse(const char *log, int pairs) {
         if (!f)
                 die(log);
         while (fgets(line, sizeof line, f)) {
-                pid_t pid = 0;
-                char *s = line;
-                if (sscanf(line, "%d ", &pid) == 1) {
-                        s = strchr(line, ' ');
-                        s = s ? s + 1 : line;
-                        while (*s == ' ')
-                                s++;
-                }
+                pid_t pid;
+                const char *s = trace_call(line, &pid);
+                /* the markers are calls: access() */
+                if (!s)
+                        continue;
                 if (strstr(s, MARK_BEGIN)) {
                         in = true;
                         main_pid = pid;
@@ -400,8 +416,7 @@ static struct trace_count trace_parse(const char *log, int pairs) {
                                 break;
                         continue;
                 }
-                if (!in || strncmp(s, "<...", 4) == 0 || strncmp(s, "+++", 3) == 0 ||
-                    strncmp(s, "---", 3) == 0)
+                if (!in)
                         continue;
                 c.syscalls++;
                 if (pid != main_pid)
@@ -423,11 +438,8 @@ static long trace_total(const char *log) {
         if (!f)
                 die(log);
         while (fgets(line, sizeof line, f)) {
-                char *s = strchr(line, ' ');
-                s = s ? s + 1 : line;
-                while (*s == ' ')
-                        s++;
-                if (strncmp(s, "<...", 4) && strncmp(s, "+++", 3) && strncmp(s, "---", 3))
+                pid_t pid;
+                if (trace_call(line, &pid))
                         n++;
         }
         (void) fclose(f);
@@ -804,16 +816,22 @@ static const char lock_conf[] =
         "devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n"
         "lingering = kill\nlinger_grace = 2000\n";
 
-struct tables_arg {
-        int ready;
+/* The threads of a holder (its setup, in h_holder_spawn's child): with
+ * OWN, each gets a table of its own (unshare(CLONE_FILES)) and opens FDS
+ * files of /dev/null in it; without, they share the process's table. */
+struct fd_threads {
+        unsigned fds;
+        bool own;
+        int ready; /* each thread writes 'r' (ready) or 'x' (failed) */
 };
 
-static void *tables_thread(void *data) {
-        struct tables_arg *a = data;
+static void *fd_thread(void *data) {
+        const struct fd_threads *a = data;
         char c = 'r';
-        if (unshare(CLONE_FILES) < 0)
+
+        if (a->own && unshare(CLONE_FILES) < 0)
                 c = 'x';
-        for (unsigned i = 0; c == 'r' && i < LOCK_FDS; i++)
+        for (unsigned i = 0; c == 'r' && a->own && i < a->fds; i++)
                 if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0)
                         c = 'x';
         (void) write(a->ready, &c, 1);
@@ -822,29 +840,39 @@ static void *tables_thread(void *data) {
         return NULL;
 }
 
+/* Starts THREADS fd_thread()s, one at a time, each ready before the next;
+ * 0, or -1 when one could not be started or set up. */
+static int fd_threads_start(unsigned threads, unsigned fds, bool own) {
+        struct fd_threads a = { .fds = fds, .own = own };
+        pthread_attr_t at;
+        int ready[2];
+        char c = 'x';
+
+        if (pipe(ready) < 0)
+                return -1;
+        a.ready = ready[1];
+        (void) pthread_attr_init(&at);
+        (void) pthread_attr_setstacksize(&at, 64 * 1024);
+        for (unsigned i = 0; i < threads; i++) {
+                pthread_t t;
+                if (pthread_create(&t, &at, fd_thread, &a) != 0 || read(ready[0], &c, 1) != 1 ||
+                    c != 'r')
+                        return -1;
+        }
+        return 0;
+}
+
 /* KIND 0: LOCK_THREADS threads each with a table of its own of LOCK_FDS
  * files; KIND 1: tty0 as an io_uring registered file. */
 static int lock_holder_setup(void *data) {
-        int kind = *(const int *) data, ready[2];
+        int kind = *(const int *) data;
         struct rlimit rl = { 4096, 4096 };
         int fd = open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
-        char c = 'x';
 
-        if (fd < 0 || setrlimit(RLIMIT_NOFILE, &rl) < 0 || pipe(ready) < 0)
+        if (fd < 0 || setrlimit(RLIMIT_NOFILE, &rl) < 0)
                 return 10;
-        if (kind == 0) {
-                struct tables_arg a = { .ready = ready[1] };
-                pthread_attr_t at;
-                (void) pthread_attr_init(&at);
-                (void) pthread_attr_setstacksize(&at, 64 * 1024);
-                for (unsigned i = 0; i < LOCK_THREADS; i++) {
-                        pthread_t t;
-                        if (pthread_create(&t, &at, tables_thread, &a) != 0 ||
-                            read(ready[0], &c, 1) != 1 || c != 'r')
-                                return 11;
-                }
-                return 0;
-        }
+        if (kind == 0)
+                return fd_threads_start(LOCK_THREADS, LOCK_FDS, true) < 0 ? 11 : 0;
         struct io_uring_params params = { 0 };
         int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
         if (ring < 0 || syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
@@ -1091,84 +1119,54 @@ static struct stats steps(struct xdev_ctx *ctx, const struct xdev_follow_self *s
         return stats_of(v, runs);
 }
 
-/* A process of alice's with THREADS threads and FDS fds of /dev/null, in
- * one shared fd table or, with OWN, one table per thread. */
-static pid_t fd_holder_start(unsigned threads, unsigned fds, bool own) {
-        char cmd[64];
-        (void) snprintf(cmd, sizeof cmd, "%u %u %d", threads, fds, own ? 1 : 0);
-        int p[2];
-        char c;
-        if (pipe(p) < 0)
-                die("pipe");
-        pid_t pid = fork();
-        if (pid < 0)
-                die("fork");
-        if (pid == 0) {
-                (void) close(p[0]);
-                if (setresgid(UID, UID, UID) < 0 || setresuid(UID, UID, UID) < 0)
-                        _exit(1);
-                char *argv[] = { self_exe, "--fd-holder", cmd, NULL };
-                (void) dup2(p[1], 3);
-                execv(self_exe, argv);
-                _exit(127);
+/* Closes what an exec would: the fds of xdbench marked close-on-exec, so
+ * that a forked holder holds only what it opens (and the pipes without the
+ * flag, as an exec'd one did). */
+static void close_cloexec_fds(void) {
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *e;
+
+        while (d && (e = readdir(d))) {
+                int fd = atoi(e->d_name), flags;
+                if (e->d_name[0] == '.' || fd <= STDERR_FILENO || fd == dirfd(d))
+                        continue;
+                flags = fcntl(fd, F_GETFD);
+                if (flags >= 0 && (flags & FD_CLOEXEC))
+                        (void) close(fd);
         }
-        (void) close(p[1]);
-        if (read(p[0], &c, 1) != 1)
-                die("fd holder");
-        (void) close(p[0]);
-        return pid;
+        if (d)
+                (void) closedir(d);
 }
 
-struct holder_args {
-        unsigned fds;
+struct fd_holder {
+        unsigned threads, fds;
         bool own;
-        int ready;
 };
 
-static void *holder_thread(void *data) {
-        const struct holder_args *a = data;
-        if (a->own && unshare(CLONE_FILES) < 0)
-                _exit(2);
-        if (a->own)
-                for (unsigned i = 0; i < a->fds; i++)
-                        (void) open("/dev/null", O_RDONLY | O_CLOEXEC);
-        (void) write(a->ready, "r", 1);
-        for (;;)
-                pause();
-        return NULL;
+/* The setup of fd_holder_start()'s holder, as root before it becomes
+ * alice: the fds, then the threads. */
+static int fd_holder_setup(void *data) {
+        const struct fd_holder *h = data;
+        struct rlimit rl = { 1u << 20, 1u << 20 };
+
+        close_cloexec_fds();
+        (void) setrlimit(RLIMIT_NOFILE, &rl);
+        for (unsigned i = 0; !h->own && i < h->fds; i++)
+                if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0)
+                        return 10;
+        return fd_threads_start(h->threads, h->fds, h->own) < 0 ? 11 : 0;
 }
 
-/* "--fd-holder 'THREADS FDS OWN'": the holder itself; fd 3 says ready. */
-static int child_fd_holder(const char *spec) {
-        struct holder_args a = { .ready = 3 };
-        unsigned threads = 0;
-        int own = 0;
-        struct rlimit rl = { 1u << 20, 1u << 20 };
-        if (sscanf(spec, "%u %u %d", &threads, &a.fds, &own) != 3)
-                return 2;
-        a.own = own;
-        (void) setrlimit(RLIMIT_NOFILE, &rl);
-        if (!a.own)
-                for (unsigned i = 0; i < a.fds; i++)
-                        (void) open("/dev/null", O_RDONLY | O_CLOEXEC);
-        int pr[2];
-        if (pipe(pr) < 0)
-                return 3;
-        struct holder_args ta = a;
-        ta.ready = pr[1];
-        for (unsigned i = 0; i < threads; i++) {
-                pthread_t t;
-                if (pthread_create(&t, NULL, holder_thread, &ta) != 0)
-                        return 4;
-        }
-        for (unsigned i = 0; i < threads; i++) {
-                char c;
-                if (read(pr[0], &c, 1) != 1)
-                        return 5;
-        }
-        (void) write(3, "r", 1);
-        for (;;)
-                pause();
+/* A process of alice's with THREADS threads and FDS fds of /dev/null, in
+ * one shared fd table or, with OWN, one table per thread. Returns its pid
+ * once it is set up. */
+static pid_t fd_holder_start(unsigned threads, unsigned fds, bool own) {
+        struct fd_holder h = { threads, fds, own };
+        pid_t pid = h_holder_spawn(fd_holder_setup, &h, UID, false);
+
+        if (pid < 0)
+                die("fd holder");
+        return pid;
 }
 
 /* Prints the switch-step lines: the step with the daemon's process table
@@ -1462,8 +1460,6 @@ int main(int argc, char **argv) {
         }
         if (argc >= 4 && strcmp(argv[1], "--floor") == 0)
                 return child_floor((unsigned) atoi(argv[2]), atoi(argv[3]));
-        if (argc == 3 && strcmp(argv[1], "--fd-holder") == 0)
-                return child_fd_holder(argv[2]);
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--quick") == 0)
                         quick = true;

@@ -81,6 +81,31 @@ static void wait_shared(uid_t uid, const char *perm, const char *why) {
         }
 }
 
+/* Waits (bounded) until NODE gives UID exactly PERM; whether it does. */
+static bool wait_acl(const char *node, uid_t uid, const char *perm) {
+        const char *p = h_acl_of(node, uid);
+
+        for (int ms = 0; ms < WAIT_MS && (!p || strcmp(p, perm) != 0); ms += 20) {
+                sleep_ms(20);
+                p = h_acl_of(node, uid);
+        }
+        return p && strcmp(p, perm) == 0;
+}
+
+/* A node plugged in while the sessions run (no udev helper runs here): the
+ * character device DEV at PATH, root and the group of /dev/input/event0,
+ * mode 0660. Returns its description (h_node_describe), to compare with at
+ * the end. */
+static char *plug_input(const char *path, dev_t dev) {
+        struct stat st;
+
+        ck_assert_int_eq(stat("/dev/input/event0", &st), 0);
+        ck_assert_int_eq(mknod(path, S_IFCHR | 0660, dev), 0);
+        ck_assert_int_eq(chown(path, 0, st.st_gid), 0);
+        ck_assert_int_eq(chmod(path, 0660), 0);
+        return h_node_describe(path);
+}
+
 static void assert_vt(int vt, uid_t uid, const char *perm) {
         char path[32];
         snprintf(path, sizeof path, "/dev/tty%d", vt);
@@ -240,20 +265,13 @@ START_TEST(test_switch_hands_over_a_node_the_ledger_lacked) {
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
 
-        struct stat st;
-        ck_assert_int_eq(stat("/dev/input/event0", &st), 0);
-        ck_assert_int_eq(mknod("/dev/input/event7", S_IFCHR | 0660, makedev(13, 71)), 0);
-        ck_assert_int_eq(chown("/dev/input/event7", 0, st.st_gid), 0);
-        ck_assert_int_eq(chmod("/dev/input/event7", 0660), 0);
-        char *plugged = h_node_describe("/dev/input/event7");
+        char *plugged = plug_input("/dev/input/event7", makedev(13, 71));
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");
 
         h_set_active_vt(h_vt + 1);
         daemon_kick();
         wait_shared(H_UID_BOB, "rw", "bob's VT in front");
-        for (int ms = 0; ms < WAIT_MS && strcmp(h_acl_of("/dev/input/event7", H_UID_BOB), "rw");
-             ms += 20)
-                sleep_ms(20);
+        (void) wait_acl("/dev/input/event7", H_UID_BOB, "rw");
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "rw");
         ck_assert(shared_is(H_UID_ALICE, ""));
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");
@@ -541,10 +559,7 @@ START_TEST(test_daemon_switches_during_a_grace_period) {
         ck_assert_msg(state_has(want), "the daemon did not record alice's sweep");
         h_set_active_vt(h_vt + 1);
         daemon_kick();
-        for (int ms = 0; ms < WAIT_MS && strcmp(h_acl_of("/dev/tty0", H_UID_BOB), "rw") != 0;
-             ms += 20)
-                sleep_ms(20);
-        ck_assert_msg(strcmp(h_acl_of("/dev/tty0", H_UID_BOB), "rw") == 0,
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"),
                       "the switch to bob waited for alice's grace period");
         ck_assert_msg(waitpid(holder, NULL, WNOHANG) == 0, "alice's holder ended early");
         /* it goes: the daemon's thread sees it and ends the sweep */
@@ -660,6 +675,46 @@ static bool unmarked(const char *node) {
         return getxattr(node, "trusted.xdevices", buf, sizeof buf) < 0 && errno == ENODATA;
 }
 
+/* Two logins followed in this process as xdevicesd follows them (the
+ * daemon's calls into the core, not the daemon): xdalice on h_vt, in
+ * front, and xdbob on h_vt + 1, the nodes as found in BEFORE, and the first
+ * step made. */
+struct followed {
+        struct xdev_follow_result *res;
+        struct xdev_follow_self self;
+        struct xdev_ctx ctx;
+        struct h_snap before;
+        struct h_session *a, *b;
+};
+
+static void followed_open(struct followed *f) {
+        struct xdev_proc_stat pst;
+
+        *f = (struct followed) { .res = calloc(1, sizeof *f->res), .self = { .pid = getpid() } };
+        ck_assert_ptr_nonnull(f->res);
+        ck_assert_int_eq(xdev_proc_stat(f->self.pid, &pst), 0);
+        f->self.start = pst.start;
+        h_snap_take(&f->before);
+        xdev_ctx_init(&f->ctx);
+        ck_assert_int_ge(xdev_config_load(&f->ctx.config, H_CONF, NULL), 0);
+        f->a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(f->a->open_ret, PAM_SUCCESS);
+        f->b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(f->b->open_ret, PAM_SUCCESS);
+        ck_assert_int_eq(xdev_follow_update(&f->ctx, &f->self, f->res), 0);
+        xdev_fd_bin_empty(&f->res->bin);
+}
+
+/* The follower's mark taken off, both logouts, the context and the result
+ * freed; BEFORE is left to the test, to compare the nodes with. */
+static void followed_close(struct followed *f) {
+        ck_assert_int_eq(xdev_follow_update(&f->ctx, NULL, NULL), 0);
+        ck_assert_int_eq(h_session_close(f->b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(f->a), PAM_SUCCESS);
+        xdev_ctx_done(&f->ctx);
+        free(f->res);
+}
+
 /* The ACL work of a switch at its floor (issue 27): each shared node gets
  * one ACL write to take the old holder's grant off and one to grant the
  * next, written from the ledger without reading the node's ACL first, and
@@ -668,25 +723,11 @@ static bool unmarked(const char *node) {
  * off: one ACL write and one mark removal. Every node still ends exactly
  * as found. Counted by the step itself (res->io), in this process. */
 START_TEST(test_switch_writes_each_acl_once_and_reads_none) {
-        struct xdev_follow_result *res = calloc(1, sizeof *res);
-        struct xdev_follow_self self = { .pid = getpid() };
-        struct xdev_proc_stat pst;
-        struct xdev_ctx ctx;
-        struct h_snap before;
         const unsigned n = (unsigned) h_n_shared_nodes;
+        struct followed f;
 
-        ck_assert_ptr_nonnull(res);
-        ck_assert_int_eq(xdev_proc_stat(self.pid, &pst), 0);
-        self.start = pst.start;
-        h_snap_take(&before);
-        xdev_ctx_init(&ctx);
-        ck_assert_int_ge(xdev_config_load(&ctx.config, H_CONF, NULL), 0);
-        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
-        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
-        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
-        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
-        xdev_fd_bin_empty(&res->bin);
+        followed_open(&f);
+        struct xdev_follow_result *res = f.res;
         ck_assert(shared_is(H_UID_ALICE, "rw"));
 
         for (int i = 0; i < 4; i++) {
@@ -694,7 +735,7 @@ START_TEST(test_switch_writes_each_acl_once_and_reads_none) {
                 uid_t next = to_bob ? H_UID_BOB : H_UID_ALICE,
                       old = to_bob ? H_UID_ALICE : H_UID_BOB;
                 h_set_active_vt(to_bob ? h_vt + 1 : h_vt);
-                ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+                ck_assert_int_eq(xdev_follow_update(&f.ctx, &f.self, res), 0);
                 xdev_fd_bin_empty(&res->bin);
                 ck_assert(res->changed && res->handed_over && res->holder == next);
                 ck_assert(shared_is(next, "rw") && shared_is(old, ""));
@@ -715,7 +756,7 @@ START_TEST(test_switch_writes_each_acl_once_and_reads_none) {
 
         /* nobody in front: every grant and mark off, once each */
         h_set_active_vt(h_vt + 2);
-        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        ck_assert_int_eq(xdev_follow_update(&f.ctx, &f.self, res), 0);
         xdev_fd_bin_empty(&res->bin);
         ck_assert(res->changed && !res->has_holder);
         ck_assert(shared_is(H_UID_ALICE, "") && shared_is(H_UID_BOB, ""));
@@ -727,16 +768,12 @@ START_TEST(test_switch_writes_each_acl_once_and_reads_none) {
                               h_shared_nodes[k]);
 
         h_set_active_vt(h_vt);
-        ck_assert_int_eq(xdev_follow_update(&ctx, NULL, NULL), 0);
-        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
-        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
-        xdev_ctx_done(&ctx);
-        h_snap_assert_equal(&before, "after the switches and both logouts");
+        followed_close(&f);
+        h_snap_assert_equal(&f.before, "after the switches and both logouts");
         for (size_t k = 0; k < h_n_shared_nodes; k++)
                 ck_assert_msg(unmarked(h_shared_nodes[k]), "%s still carries a mark",
                               h_shared_nodes[k]);
-        h_snap_free(&before);
-        free(res);
+        h_snap_free(&f.before);
 }
 END_TEST
 
@@ -745,40 +782,21 @@ END_TEST
  * the VT in front changed before it ran, it does nothing and asks for the
  * switch first. Called in this process as xdevicesd calls the core. */
 START_TEST(test_deferred_enumeration_serves_only_the_vt_in_front) {
-        struct xdev_follow_result *res = calloc(1, sizeof *res);
-        struct xdev_follow_self self = { .pid = getpid() };
         struct xdev_step_watch watch = { .state_watch_fd = -1 };
-        struct xdev_proc_stat pst;
-        struct xdev_ctx ctx;
-        struct h_snap before;
+        struct followed f;
 
-        ck_assert_ptr_nonnull(res);
-        ck_assert_int_eq(xdev_proc_stat(self.pid, &pst), 0);
-        self.start = pst.start;
-        h_snap_take(&before);
-        xdev_ctx_init(&ctx);
-        ck_assert_int_ge(xdev_config_load(&ctx.config, H_CONF, NULL), 0);
-        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
-        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
-        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
-        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
-        xdev_fd_bin_empty(&res->bin);
+        followed_open(&f);
+        struct xdev_follow_result *res = f.res;
         ck_assert(res->has_holder && res->holder == H_UID_ALICE);
         ck_assert(shared_is(H_UID_ALICE, "rw"));
 
-        struct stat st;
-        ck_assert_int_eq(stat("/dev/input/event0", &st), 0);
-        ck_assert_int_eq(mknod("/dev/input/event7", S_IFCHR | 0660, makedev(13, 71)), 0);
-        ck_assert_int_eq(chown("/dev/input/event7", 0, st.st_gid), 0);
-        ck_assert_int_eq(chmod("/dev/input/event7", 0660), 0);
-        char *plugged = h_node_describe("/dev/input/event7");
+        char *plugged = plug_input("/dev/input/event7", makedev(13, 71));
 
         /* to bob: the carried-over nodes at once, the new one not yet */
         h_set_active_vt(h_vt + 1);
-        xdev_step_watch_attach(&watch, &self);
+        xdev_step_watch_attach(&watch, &f.self);
         xdev_step_watch_start(&watch);
-        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        ck_assert_int_eq(xdev_follow_update(&f.ctx, &f.self, res), 0);
         xdev_fd_bin_empty(&res->bin);
         ck_assert(res->changed && res->enumerate && res->has_holder && res->holder == H_UID_BOB);
         /* the step says where its time went: alice's processes were looked
@@ -793,45 +811,42 @@ START_TEST(test_deferred_enumeration_serves_only_the_vt_in_front) {
         /* back to alice before the daemon was idle: bob, no longer in
          * front, must not get the new node from the late enumeration */
         h_set_active_vt(h_vt);
-        ck_assert_int_eq(xdev_follow_enumerate(&ctx, &self), -EAGAIN);
+        ck_assert_int_eq(xdev_follow_enumerate(&f.ctx, &f.self), -EAGAIN);
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "");
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");
 
-        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        ck_assert_int_eq(xdev_follow_update(&f.ctx, &f.self, res), 0);
         xdev_fd_bin_empty(&res->bin);
         ck_assert(res->enumerate && res->has_holder && res->holder == H_UID_ALICE);
         ck_assert(shared_is(H_UID_ALICE, "rw"));
         ck_assert(shared_is(H_UID_BOB, ""));
-        ck_assert_int_eq(xdev_follow_enumerate(&ctx, &self), 1);
+        ck_assert_int_eq(xdev_follow_enumerate(&f.ctx, &f.self), 1);
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "rw");
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "");
-        ck_assert_int_eq(xdev_follow_enumerate(&ctx, &self), 0);
+        ck_assert_int_eq(xdev_follow_enumerate(&f.ctx, &f.self), 0);
 
         /* a VT without a session: nobody holds, nothing to enumerate */
         h_set_active_vt(h_vt + 2);
-        ck_assert_int_eq(xdev_follow_update(&ctx, &self, res), 0);
+        ck_assert_int_eq(xdev_follow_update(&f.ctx, &f.self, res), 0);
         xdev_fd_bin_empty(&res->bin);
         ck_assert(res->changed && !res->has_holder && !res->enumerate);
-        ck_assert_int_eq(xdev_follow_enumerate(&ctx, &self), 0);
+        ck_assert_int_eq(xdev_follow_enumerate(&f.ctx, &f.self), 0);
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");
         ck_assert(shared_is(H_UID_ALICE, ""));
 
         /* another follower's mark: the enumeration is not ours to run */
-        struct xdev_follow_self other = self;
+        struct xdev_follow_self other = f.self;
         other.start++;
-        ck_assert_int_eq(xdev_follow_enumerate(&ctx, &other), -ESRCH);
+        ck_assert_int_eq(xdev_follow_enumerate(&f.ctx, &other), -ESRCH);
 
-        ck_assert_int_eq(xdev_follow_update(&ctx, NULL, NULL), 0);
-        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
-        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        followed_close(&f);
         char *now = h_node_describe("/dev/input/event7");
         ck_assert_str_eq(now, plugged);
         ck_assert_int_eq(unlink("/dev/input/event7"), 0);
         free(now);
         free(plugged);
-        xdev_ctx_done(&ctx);
-        free(res);
-        h_snap_assert_equal(&before, "after both logouts and the follower's stop");
+        h_snap_assert_equal(&f.before, "after both logouts and the follower's stop");
+        h_snap_free(&f.before);
 }
 END_TEST
 
@@ -1078,18 +1093,14 @@ START_TEST(test_switch_grants_the_drm_cards_first) {
         ck_assert_int_eq(chown("/dev/dri/card1", 0, st.st_gid), 0);
         h_set_active_vt(h_vt + 1);
         daemon_kick();
-        for (int ms = 0; ms < WAIT_MS && strcmp(h_acl_of("/dev/dri/card1", H_UID_BOB), "rw");
-             ms += 20)
-                sleep_ms(20);
+        (void) wait_acl("/dev/dri/card1", H_UID_BOB, "rw");
         ck_assert_str_eq(h_acl_of("/dev/dri/card1", H_UID_BOB), "rw");
 
         (void) truncate(H_ROOT "/xdevicesd.log", 0);
         h_set_active_vt(h_vt);
         daemon_kick();
         wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
-        for (int ms = 0; ms < WAIT_MS && strcmp(h_acl_of("/dev/dri/card1", H_UID_ALICE), "rw");
-             ms += 20)
-                sleep_ms(20);
+        (void) wait_acl("/dev/dri/card1", H_UID_ALICE, "rw");
         char *log = read_text(H_ROOT "/xdevicesd.log");
         char pass[64];
         /* from the handover to alice on (a line of the enumeration that

@@ -29,6 +29,7 @@
 
 #include "harness.h"
 #include "runner.h"
+#include "vt.h"
 
 static const char *wrapper;
 static char self[4096];
@@ -683,6 +684,49 @@ START_TEST(test_seat_no_ack) {
 }
 END_TEST
 
+/* SWITCH_SESSION carries the protocol's int: a number that is no VT (0,
+ * 64) is refused by the seat, never handed to the kernel, and the seat
+ * stays as it was; a VT after them still switches. (libseat itself
+ * refuses a negative one.) */
+START_TEST(test_seat_switch_to_no_vt_refused) {
+        static const int bad[] = { 0, XDEV_VT_MAX + 1 };
+        char want[128], *err;
+        struct run r = seat_start("ack");
+
+        activate(h_vt);
+        wait_active(h_vt);
+        expect_line(&r, "enable");
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                char *got;
+                send_cmd("switch %d\n", bad[i]);
+                /* libseat 0.9 and later hear the refusal (-1), earlier ones
+                 * wait for no reply (0) */
+                got = next_line(r.out);
+                (void) snprintf(want, sizeof want, "switch %d ", bad[i]);
+                ck_assert_msg(strncmp(got, want, strlen(want)) == 0, "seat-client said \"%s\"",
+                              got);
+        }
+        /* answered in order: once this one is through, so were they */
+        send_cmd("switch %d\n", h_vt + 1);
+        (void) snprintf(want, sizeof want, "switch %d 0", h_vt + 1);
+        expect_line(&r, want);
+        expect_line(&r, "disable");
+        wait_active(h_vt + 1);
+        activate(h_vt);
+        wait_active(h_vt);
+        expect_line(&r, "enable");
+        send_cmd("quit\n");
+        ck_assert_int_eq(finish(&r, NULL, &err), 0);
+        seat_pid = 0;
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                (void) snprintf(want, sizeof want, "refused a switch to VT %d\n", bad[i]);
+                ck_assert_msg(strstr(err, want), "no \"%s\" in stderr: %s", want, err);
+        }
+        ck_assert_msg(!strstr(err, "cannot switch"), "stderr: %s", err);
+        assert_text_again();
+}
+END_TEST
+
 /* Only alice's own processes are served: root's connection is closed. */
 START_TEST(test_seat_peer_refused) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -790,6 +834,7 @@ static Suite *vtrun_suite(bool vt) {
                         tcase_set_timeout(tc, 60);
                         tcase_add_test(tc, test_seat_roundtrip);
                         tcase_add_test(tc, test_seat_no_ack);
+                        tcase_add_test(tc, test_seat_switch_to_no_vt_refused);
                         tcase_add_test(tc, test_seat_peer_refused);
                         tcase_add_test(tc, test_seat_runtime_dir_refused);
                         tcase_add_test(tc, test_seat_env);

@@ -47,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vt.h"
+
 #define PROG "xdevices-vt-run"
 
 #define REQ_OPEN_SEAT 1
@@ -231,11 +233,11 @@ static int device_open(const char *path, int kind, struct stat *ret_st) {
 static void device_pause(struct vtseat *s, struct vtseat_device *d) {
         if (d->kind == VTSEAT_EVDEV) {
                 if (ioctl(d->fd, EVIOCREVOKE, NULL) < 0 && errno != ENODEV)
-                        fprintf(stderr, PROG ": seat: tty%d: cannot revoke %s: %s\n", s->vt,
+                        fprintf(stderr, PROG ": seat: tty%u: cannot revoke %s: %s\n", s->vt,
                                 d->path, strerror(errno));
         } else if (strncmp(d->path, "/dev/dri/card", 13) == 0) {
                 if (ioctl(d->fd, DRM_IOCTL_DROP_MASTER, 0) < 0 && errno != EINVAL)
-                        fprintf(stderr, PROG ": seat: tty%d: cannot drop DRM master of %s: %s\n",
+                        fprintf(stderr, PROG ": seat: tty%u: cannot drop DRM master of %s: %s\n",
                                 s->vt, d->path, strerror(errno));
         }
 }
@@ -250,7 +252,7 @@ static void device_free(struct vtseat *s, struct vtseat_device *d) {
 static void drop_client(struct vtseat *s, const char *why) {
         if (s->client_fd < 0)
                 return;
-        fprintf(stderr, PROG ": seat: tty%d: compositor (pid %d) %s\n", s->vt, (int) s->client_pid,
+        fprintf(stderr, PROG ": seat: tty%u: compositor (pid %d) %s\n", s->vt, (int) s->client_pid,
                 why);
         for (size_t i = 0; i < VTSEAT_MAX_DEVICES; i++)
                 if (s->devices[i].id)
@@ -336,7 +338,7 @@ static bool peer_wants_acks(pid_t pid) {
         return true;
 }
 
-int vtseat_listen(struct vtseat *s, int vt_fd, int vt) {
+int vtseat_listen(struct vtseat *s, int vt_fd, unsigned vt) {
         const char *dir = getenv("XDG_RUNTIME_DIR");
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         struct stat st;
@@ -372,7 +374,7 @@ int vtseat_listen(struct vtseat *s, int vt_fd, int vt) {
                         dir, (unsigned) st.st_uid, (unsigned) st.st_mode & 07777);
                 return -1;
         }
-        (void) snprintf(s->name, sizeof s->name, "xdevices-seat-tty%d", vt);
+        (void) snprintf(s->name, sizeof s->name, "xdevices-seat-tty%u", vt);
         if ((size_t) snprintf(s->path, sizeof s->path, "%s/%s", dir, s->name) >= sizeof s->path) {
                 fprintf(stderr, PROG ": XDG_RUNTIME_DIR is too long\n");
                 return -1;
@@ -407,14 +409,14 @@ void vtseat_accept(struct vtseat *s) {
         if (fd < 0)
                 return;
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
-                fprintf(stderr, PROG ": seat: tty%d: refused a connection of uid %d\n", s->vt,
+                fprintf(stderr, PROG ": seat: tty%u: refused a connection of uid %d\n", s->vt,
                         len == sizeof cred ? (int) cred.uid : -1);
                 (void) close(fd);
                 return;
         }
         if (s->client_fd >= 0) {
                 fprintf(stderr,
-                        PROG ": seat: tty%d: refused pid %d: the seat serves pid %d already\n",
+                        PROG ": seat: tty%u: refused pid %d: the seat serves pid %d already\n",
                         s->vt, (int) cred.pid, (int) s->client_pid);
                 (void) close(fd);
                 return;
@@ -423,7 +425,7 @@ void vtseat_accept(struct vtseat *s) {
         s->client_pid = cred.pid;
         s->acks = peer_wants_acks(cred.pid);
         s->in_len = 0;
-        fprintf(stderr, PROG ": seat: tty%d: compositor pid %d connected (libseat %s)\n", s->vt,
+        fprintf(stderr, PROG ": seat: tty%u: compositor pid %d connected (libseat %s)\n", s->vt,
                 (int) cred.pid, s->acks ? ">= 0.9" : "< 0.9");
 }
 
@@ -433,7 +435,7 @@ static void enable_now(struct vtseat *s) {
 
                 if (d->id && strncmp(d->path, "/dev/dri/card", 13) == 0 &&
                     ioctl(d->fd, DRM_IOCTL_SET_MASTER, 0) < 0)
-                        fprintf(stderr, PROG ": seat: tty%d: cannot set DRM master of %s: %s\n",
+                        fprintf(stderr, PROG ": seat: tty%u: cannot set DRM master of %s: %s\n",
                                 s->vt, d->path, strerror(errno));
         }
         if (send_msg(s, EV_ENABLE_SEAT, NULL, 0, -1) < 0) {
@@ -462,7 +464,7 @@ static int open_device(struct vtseat *s, const char *path) {
         int kind = vtseat_path_kind(path), fd, id = 1;
 
         if (kind < 0) {
-                fprintf(stderr, PROG ": seat: tty%d: refused to open %s: not a DRM or evdev node\n",
+                fprintf(stderr, PROG ": seat: tty%u: refused to open %s: not a DRM or evdev node\n",
                         s->vt, path);
                 return send_error(s, ENOENT);
         }
@@ -485,7 +487,7 @@ static int open_device(struct vtseat *s, const char *path) {
                 return send_error(s, EMFILE);
         fd = device_open(path, kind, &st);
         if (fd < 0) {
-                fprintf(stderr, PROG ": seat: tty%d: cannot open %s: %s\n", s->vt, path,
+                fprintf(stderr, PROG ": seat: tty%u: cannot open %s: %s\n", s->vt, path,
                         strerror(-fd));
                 return send_error(s, -fd);
         }
@@ -554,16 +556,17 @@ static int handle(struct vtseat *s, const struct vtseat_request *req) {
                 s->disabling = false;
                 return s->acks ? send_msg(s, EV_SEAT_DISABLED, NULL, 0, -1) : 0;
         case REQ_SWITCH_SESSION:
-                if (req->value < 1 || req->value > 63 || !s->enabled) {
-                        fprintf(stderr, PROG ": seat: tty%d: refused a switch to VT %d\n", s->vt,
+                /* the protocol's session is an int: a VT number here */
+                if (req->value < 1 || req->value > XDEV_VT_MAX || !s->enabled) {
+                        fprintf(stderr, PROG ": seat: tty%u: refused a switch to VT %d\n", s->vt,
                                 req->value);
                         return s->acks ? send_error(s, EINVAL) : 0;
                 }
                 if (s->acks && send_msg(s, EV_SESSION_SWITCHED, NULL, 0, -1) < 0)
                         return -1;
                 /* the kernel asks us (the release signal) before it switches */
-                if (req->value != s->vt && ioctl(s->vt_fd, VT_ACTIVATE, req->value) < 0)
-                        fprintf(stderr, PROG ": seat: tty%d: cannot switch to VT %d: %s\n", s->vt,
+                if ((unsigned) req->value != s->vt && ioctl(s->vt_fd, VT_ACTIVATE, req->value) < 0)
+                        fprintf(stderr, PROG ": seat: tty%u: cannot switch to VT %d: %s\n", s->vt,
                                 req->value, strerror(errno));
                 return 0;
         case REQ_PING:
@@ -628,11 +631,11 @@ void vtseat_disable(struct vtseat *s, int timeout_ms) {
         if (s->client_fd >= 0 && s->disabling)
                 fprintf(stderr,
                         PROG
-                        ": seat: tty%d: the compositor did not ack the disable in %d ms: "
+                        ": seat: tty%u: the compositor did not ack the disable in %d ms: "
                         "revoking its devices anyway\n",
                         s->vt, timeout_ms);
         else
-                fprintf(stderr, PROG ": seat: tty%d: seat disabled, acked in %.1f ms\n", s->vt,
+                fprintf(stderr, PROG ": seat: tty%u: seat disabled, acked in %.1f ms\n", s->vt,
                         now_ms() - t0);
         for (size_t i = 0; i < VTSEAT_MAX_DEVICES; i++)
                 if (s->devices[i].id)
@@ -699,17 +702,17 @@ void vtseat_enable(struct vtseat *s, int timeout_ms) {
         if (granted)
                 fprintf(stderr,
                         PROG
-                        ": seat: tty%d: the %zu device(s) held %.1f ms after the switch back\n",
+                        ": seat: tty%u: the %zu device(s) held %.1f ms after the switch back\n",
                         s->vt, s->n_known, now_ms() - t0);
         else
                 fprintf(stderr,
                         PROG
-                        ": seat: tty%d: the devices were not granted in %d ms: enabling "
+                        ": seat: tty%u: the devices were not granted in %d ms: enabling "
                         "the seat anyway\n",
                         s->vt, timeout_ms);
         enable_now(s);
         if (s->client_fd >= 0)
-                fprintf(stderr, PROG ": seat: tty%d: seat enabled\n", s->vt);
+                fprintf(stderr, PROG ": seat: tty%u: seat enabled\n", s->vt);
 }
 
 void vtseat_close(struct vtseat *s) {

@@ -33,7 +33,7 @@ struct vtseat {
         bool enabled;   /* ENABLE_SEAT sent, no DISABLE_SEAT since */
         bool disabling; /* DISABLE_SEAT sent, the client's ack not yet in */
         int vt_fd;      /* the VT, for VT_ACTIVATE */
-        int vt;
+        unsigned vt;    /* its number, 1 to XDEV_VT_MAX (vt.h) */
         size_t in_len;
         unsigned char in[2048];
         struct vtseat_device devices[VTSEAT_MAX_DEVICES];
@@ -67,7 +67,7 @@ int vtseat_path_kind(const char *path);
 /* The socket in $XDG_RUNTIME_DIR (checked: an absolute path to a directory
  * of ours, not group- or world-writable, no symlink at its end) named after
  * VT, listening. Returns 0, or -1 with a message printed. */
-int vtseat_listen(struct vtseat *s, int vt_fd, int vt);
+int vtseat_listen(struct vtseat *s, int vt_fd, unsigned vt);
 
 /* Accepts a connection: served when it is the only one and its peer has our
  * uid, else closed with a log line. */

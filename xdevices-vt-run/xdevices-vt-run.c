@@ -102,19 +102,19 @@ static long long ctty_dev(void) {
 /* VT N opened through the VT unit (libxdev/vt.h): checked to be the
  * character device 4:N, never becoming a ctty. Returns the fd or -1 with a
  * message printed. */
-static int open_vt(int vt) {
-        int fd = xdev_vt_open((unsigned) vt, 0);
+static int open_vt(unsigned vt) {
+        int fd = xdev_vt_open(vt, 0);
 
         if (fd == -ENOTTY)
-                fprintf(stderr, PROG ": /dev/tty%d is not the virtual console %d\n", vt, vt);
+                fprintf(stderr, PROG ": /dev/tty%u is not the virtual console %u\n", vt, vt);
         else if (fd < 0)
-                fprintf(stderr, PROG ": cannot open /dev/tty%d: %s\n", vt, strerror(-fd));
+                fprintf(stderr, PROG ": cannot open /dev/tty%u: %s\n", vt, strerror(-fd));
         return fd < 0 ? -1 : fd;
 }
 
 /* The VT this process's controlling tty is, opened; -1 with a message when
  * it has none or it is not a VT. */
-static int open_ctty_vt(int *ret_vt) {
+static int open_ctty_vt(unsigned *ret_vt) {
         long long dev = ctty_dev();
         unsigned vt;
 
@@ -138,20 +138,20 @@ static int open_ctty_vt(int *ret_vt) {
                         major((dev_t) dev), minor((dev_t) dev));
                 return -1;
         }
-        *ret_vt = (int) vt;
-        return open_vt((int) vt);
+        *ret_vt = vt;
+        return open_vt(vt);
 }
 
-static int set_modes(int fd, int vt, int mode, int kbmode) {
+static int set_modes(int fd, unsigned vt, int mode, int kbmode) {
         int r = 0;
 
         if (ioctl(fd, KDSKBMODE, kbmode) < 0) {
-                fprintf(stderr, PROG ": tty%d: keyboard mode %d: %s\n", vt, kbmode,
+                fprintf(stderr, PROG ": tty%u: keyboard mode %d: %s\n", vt, kbmode,
                         strerror(errno));
                 r = -1;
         }
         if (ioctl(fd, KDSETMODE, mode) < 0) {
-                fprintf(stderr, PROG ": tty%d: %s mode: %s\n", vt,
+                fprintf(stderr, PROG ": tty%u: %s mode: %s\n", vt,
                         mode == KD_TEXT ? "text" : "graphics", strerror(errno));
                 r = -1;
         }
@@ -160,16 +160,16 @@ static int set_modes(int fd, int vt, int mode, int kbmode) {
 
 /* The modes the VT had; says so when the kernel refuses (the VT was hung
  * up: the login ended first). */
-static void restore(int fd, int vt, int mode, int kbmode, const struct vt_mode *vtmode) {
+static void restore(int fd, unsigned vt, int mode, int kbmode, const struct vt_mode *vtmode) {
         int r = set_modes(fd, vt, mode, kbmode);
 
         if (ioctl(fd, VT_SETMODE, vtmode) < 0) {
-                fprintf(stderr, PROG ": tty%d: VT switch mode: %s\n", vt, strerror(errno));
+                fprintf(stderr, PROG ": tty%u: VT switch mode: %s\n", vt, strerror(errno));
                 r = -1;
         }
         if (r < 0)
                 fprintf(stderr,
-                        PROG ": tty%d may stay in graphics mode: see " PROG "(1), RECOVERY\n", vt);
+                        PROG ": tty%u may stay in graphics mode: see " PROG "(1), RECOVERY\n", vt);
 }
 
 /* --reset /dev/ttyN: text mode, the default keyboard mode, switches by the
@@ -182,7 +182,7 @@ static int reset(const char *arg) {
                 fprintf(stderr, PROG ": --reset: not a virtual console: %s\n", arg);
                 return EXIT_WRAPPER;
         }
-        fd = open_vt((int) vt);
+        fd = open_vt(vt);
         if (fd < 0)
                 return EXIT_WRAPPER;
         r = xdev_vt_reset(fd, &what);
@@ -221,7 +221,7 @@ static void child_exec(char **argv, const sigset_t *oldmask, const struct vtseat
 
 /* What the kernel or a user sent, taken from the signalfd; false when the
  * command has ended (its status in *STATUS). */
-static bool on_signal(int sfd, int fd, int vt, pid_t pid, struct vtseat *seat, int *status) {
+static bool on_signal(int sfd, int fd, unsigned vt, pid_t pid, struct vtseat *seat, int *status) {
         struct signalfd_siginfo si;
         pid_t w;
 
@@ -234,7 +234,7 @@ static bool on_signal(int sfd, int fd, int vt, pid_t pid, struct vtseat *seat, i
                 if (seat)
                         vtseat_disable(seat, SEAT_ACK_TIMEOUT_MS);
                 if (ioctl(fd, VT_RELDISP, 1) < 0)
-                        fprintf(stderr, PROG ": tty%d: allowing a VT switch: %s\n", vt,
+                        fprintf(stderr, PROG ": tty%u: allowing a VT switch: %s\n", vt,
                                 strerror(errno));
                 return true;
         case SIG_ACQUIRE:
@@ -260,7 +260,8 @@ static bool on_signal(int sfd, int fd, int vt, pid_t pid, struct vtseat *seat, i
 
 /* The VT of the login and its modes as found, to restore at the end. */
 struct wrapped {
-        int fd, vt;
+        int fd;
+        unsigned vt; /* 1 to XDEV_VT_MAX */
         int mode, kbmode;
         struct vt_mode vtmode;
         struct vtseat *seat; /* NULL: no seat served */
@@ -317,20 +318,20 @@ static int vt_take(struct wrapped *w) {
                 return -1;
         if (ioctl(w->fd, KDGETMODE, &w->mode) < 0 || ioctl(w->fd, KDGKBMODE, &w->kbmode) < 0 ||
             ioctl(w->fd, VT_GETMODE, &w->vtmode) < 0) {
-                fprintf(stderr, PROG ": tty%d: cannot read its modes: %s\n", w->vt,
+                fprintf(stderr, PROG ": tty%u: cannot read its modes: %s\n", w->vt,
                         strerror(errno));
                 return -1;
         }
         if (w->vtmode.mode != VT_AUTO) {
                 fprintf(stderr,
                         PROG
-                        ": tty%d: another program handles its VT switches (VT_PROCESS): "
+                        ": tty%u: another program handles its VT switches (VT_PROCESS): "
                         "is a display server already running on it?\n",
                         w->vt);
                 return -1;
         }
         if (w->mode != KD_TEXT)
-                fprintf(stderr, PROG ": warning: tty%d is already in graphics mode\n", w->vt);
+                fprintf(stderr, PROG ": warning: tty%u is already in graphics mode\n", w->vt);
         return 0;
 }
 
@@ -358,7 +359,7 @@ static int vt_setup(struct wrapped *w, sigset_t *oldmask) {
                 return -1;
         }
         if (ioctl(w->fd, VT_SETMODE, &process) < 0) {
-                fprintf(stderr, PROG ": tty%d: handling its VT switches: %s\n", w->vt,
+                fprintf(stderr, PROG ": tty%u: handling its VT switches: %s\n", w->vt,
                         strerror(errno));
                 return -1;
         }
