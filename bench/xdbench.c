@@ -173,13 +173,10 @@ static int child_pam(unsigned n, int runs, bool check) {
          * session: under strace this process is strace's child, so it
          * becomes a leader itself and takes the VT over (root may). */
         if (getsid(0) != getpid()) {
-                char path[32];
-                int fd;
-                (void) setsid();
-                (void) snprintf(path, sizeof path, "/dev/tty%d", h_vt);
-                fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0 || ioctl(fd, TIOCSCTTY, 1) < 0)
+                int fd = h_vt_lead(h_vt, true);
+                if (fd < 0)
                         return 98;
+                (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
         }
 
         (void) snprintf(tty, sizeof tty, "tty%d", h_vt);
@@ -284,12 +281,7 @@ static char *run_on_vt(char *const argv[]) {
         if (pid < 0)
                 die("fork");
         if (pid == 0) {
-                char path[32];
-                int fd;
-                (void) setsid();
-                (void) snprintf(path, sizeof path, "/dev/tty%d", h_vt);
-                fd = open(path, O_RDWR | O_NOFOLLOW);
-                if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
+                if (h_vt_lead(h_vt, false) < 0)
                         _exit(98);
                 (void) dup2(out[1], STDOUT_FILENO);
                 execvp(argv[0], argv);

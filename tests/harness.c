@@ -69,26 +69,32 @@ static gid_t group_id(const char *name, gid_t fallback) {
         return g ? g->gr_gid : fallback;
 }
 
+int h_vt_lead(int vt, bool steal) {
+        char path[32];
+        int fd;
+
+        (void) setsid();
+        (void) snprintf(path, sizeof path, "/dev/tty%d", vt);
+        fd = open(path, O_RDWR | O_NOFOLLOW);
+        if (fd >= 0 && ioctl(fd, TIOCSCTTY, steal ? 1 : 0) < 0) {
+                int e = errno;
+                (void) close(fd);
+                errno = e;
+                return -1;
+        }
+        return fd;
+}
+
 /* A VT no process uses: opening it in a new session must make it our
  * controlling tty. We ask from a child so we keep none. */
-static bool vt_is_free(int vt) {
+bool h_vt_is_free(int vt) {
         pid_t pid = fork();
         int status;
 
         if (pid < 0)
                 die("fork");
-        if (pid == 0) {
-                char p[32];
-                int fd;
-                (void) setsid();
-                (void) snprintf(p, sizeof p, "/dev/tty%d", vt);
-                fd = open(p, O_RDWR | O_NOFOLLOW);
-                if (fd < 0)
-                        _exit(1);
-                if (ioctl(fd, TIOCSCTTY, 0) < 0)
-                        _exit(1);
-                _exit(0);
-        }
+        if (pid == 0)
+                _exit(h_vt_lead(vt, false) >= 0 ? 0 : 1);
         if (waitpid(pid, &status, 0) < 0)
                 die("waitpid");
         return WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -256,7 +262,7 @@ int h_init(void) {
         for (int vt = 20; vt + H_N_VTS - 1 <= 63; vt++) {
                 bool ok = true;
                 for (int i = 0; i < H_N_VTS && ok; i++)
-                        ok = vt_is_free(vt + i);
+                        ok = h_vt_is_free(vt + i);
                 if (ok) {
                         h_vt = vt;
                         return vt;
@@ -516,11 +522,12 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
         pid_t shell = 0;
         int ttyfd = -1;
 
-        (void) setsid();
         (void) snprintf(path, sizeof path, "/dev/tty%d", vt);
-        if (!o->no_ctty) {
-                int fd = ttyfd = open(path, O_RDWR | O_NOFOLLOW);
-                if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0) {
+        if (o->no_ctty)
+                (void) setsid();
+        else {
+                ttyfd = h_vt_lead(vt, false);
+                if (ttyfd < 0) {
                         fprintf(stderr, "harness: cannot make %s the controlling tty: %s\n", path,
                                 strerror(errno));
                         _exit(98);
@@ -568,9 +575,7 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                 (void) setsid();
                 shell = fork();
                 if (shell == 0) {
-                        (void) setsid();
-                        int fd = open(path, O_RDWR | O_NOFOLLOW);
-                        if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0)
+                        if (h_vt_lead(vt, false) < 0)
                                 _exit(91);
                         for (;;)
                                 pause();

@@ -138,6 +138,13 @@ char *h_conv_take(void);
 /* The first free VT by VT_OPENQRY on /dev/tty0, as a user of the machine
  * would find it; -1 when none. */
 int h_vt_openqry(void);
+/* In a new session (setsid), opens /dev/ttyVT and makes it the controlling
+ * tty (STEAL: from another session too; root may). Returns the fd, which
+ * the caller keeps open (the last close clears the controlling tty), or -1
+ * with errno set. */
+int h_vt_lead(int vt, bool steal);
+/* Whether no process uses VT: h_vt_lead() succeeds on it, in a child. */
+bool h_vt_is_free(int vt);
 
 /* What tests compare before and after: every shared node, /dev/tty0 and
  * the test VTs, each as h_node_describe gives it. */

@@ -62,27 +62,11 @@ static unsigned long env_count(const char *name, unsigned long def, unsigned lon
         return n < 1 ? 1 : n > max ? max : n;
 }
 
-/* More free VTs than the harness's four, when the machine has them. */
-static bool vt_is_free(int vt) {
-        pid_t pid = fork();
-        int status;
-
-        if (pid == 0) {
-                char p[32];
-                (void) setsid();
-                snprintf(p, sizeof p, "/dev/tty%d", vt);
-                int fd = open(p, O_RDWR | O_NOFOLLOW);
-                _exit(fd >= 0 && ioctl(fd, TIOCSCTTY, 0) == 0 ? 0 : 1);
-        }
-        return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-                WEXITSTATUS(status) == 0;
-}
-
 static void find_vts(int want) {
         for (int i = 0; i < H_N_VTS && n_vts < want; i++)
                 vts[n_vts++] = h_vt + i;
         for (int vt = h_vt + H_N_VTS; vt <= 63 && n_vts < want && n_vts < VTS_MAX; vt++)
-                if (vt_is_free(vt))
+                if (h_vt_is_free(vt))
                         vts[n_vts++] = vt;
 }
 
