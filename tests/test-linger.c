@@ -1073,19 +1073,27 @@ static void step(struct step_env *e) {
         e->res->waits = NULL;
 }
 
+/* step_env_init(), then alice on h_vt and bob on the next VT, alice's in
+ * front and holding after a step. */
+static void step_env_alice_in_front(struct step_env *e, struct h_session **a,
+                                    struct h_session **b) {
+        step_env_init(e);
+        *a = h_session_open("xdalice", h_vt, NULL);
+        *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq((*b)->open_ret, PAM_SUCCESS);
+        h_set_active_vt(h_vt);
+        step(e);
+        ck_assert(e->res->has_holder && e->res->holder == H_UID_ALICE);
+}
+
 /* The padded ring at a VT switch (xdevicesd's step): alice keeps her
  * session, and her process that holds tty0 in the ring past 1000 padding
  * files ends. */
 START_TEST(test_switch_ends_a_padded_io_uring_holder) {
         struct step_env e;
         conf_grace("revoke", 30000);
-        step_env_init(&e);
-        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
-        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
-        h_set_active_vt(h_vt);
-        step(&e);
-        ck_assert(e.res->has_holder && e.res->holder == H_UID_ALICE);
+        struct h_session *a, *b;
+        step_env_alice_in_front(&e, &a, &b);
         struct holder h = holder_start_uring_padded("/dev/tty0", H_UID_ALICE, 1000, true);
         if (h.pid == 0)
                 fprintf(stderr, "test-linger: io_uring is not available here\n");
@@ -1114,13 +1122,8 @@ END_TEST
 START_TEST(test_switch_waits_for_no_process_to_end) {
         struct step_env e;
         conf_grace("kill", 30000);
-        step_env_init(&e);
-        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
-        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
-        h_set_active_vt(h_vt);
-        step(&e);
-        ck_assert(e.res->has_holder && e.res->holder == H_UID_ALICE);
+        struct h_session *a, *b;
+        step_env_alice_in_front(&e, &a, &b);
         struct holder h = holder_start_uring_padded("/dev/tty0", H_UID_ALICE, 0, true);
         struct holder hh = holder_start_hidden("/dev/tty0", H_UID_ALICE);
         h_set_active_vt(h_vt + 1);
@@ -1212,13 +1215,8 @@ START_TEST(test_switch_takes_off_sweeps_once_then_grants) {
         struct phase_log l = { 0 };
         struct step_env e;
         conf_with("lingering = revoke\n");
-        step_env_init(&e);
-        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
-        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
-        h_set_active_vt(h_vt);
-        step(&e);
-        ck_assert(e.res->has_holder && e.res->holder == H_UID_ALICE);
+        struct h_session *a, *b;
+        step_env_alice_in_front(&e, &a, &b);
         e.self.phase_end = phase_seen;
         e.self.data = &l;
 

@@ -542,6 +542,21 @@ __attribute__((format(printf, 1, 2))) static void send_cmd(const char *fmt, ...)
         ck_assert_int_eq(write(cmd_w, buf, (size_t) n), n);
 }
 
+/* The seat asked for the next VT (SWITCH_SESSION): it says so and is
+ * disabled, the VT changes; back on ours, it is enabled. */
+static void seat_switch_away_and_back(struct run *r) {
+        char want[64];
+
+        send_cmd("switch %d\n", h_vt + 1);
+        (void) snprintf(want, sizeof want, "switch %d 0", h_vt + 1);
+        expect_line(r, want);
+        expect_line(r, "disable");
+        wait_active(h_vt + 1);
+        activate(h_vt);
+        wait_active(h_vt);
+        expect_line(r, "enable");
+}
+
 static void seat_setup(void) {
         int p[2];
 
@@ -599,7 +614,6 @@ static void seat_quit(struct run *r) {
  * disables it, and the compositor's ack comes before the switch; a switch
  * back enables it again. */
 START_TEST(test_seat_roundtrip) {
-        char want[128];
         struct run r = seat_start("ack");
         int fd;
 
@@ -639,16 +653,9 @@ START_TEST(test_seat_roundtrip) {
         send_cmd("close 42\n");
         expect_line(&r, "close 42 -1");
 
-        /* the compositor's own VT key: SWITCH_SESSION */
-        send_cmd("switch %d\n", h_vt + 1);
-        (void) snprintf(want, sizeof want, "switch %d 0", h_vt + 1);
-        expect_line(&r, want);
-        expect_line(&r, "disable");
-        wait_active(h_vt + 1);
-        /* back: the grant is there (no xdevicesd here), enabled at once */
-        activate(h_vt);
-        wait_active(h_vt);
-        expect_line(&r, "enable");
+        /* the compositor's own VT key (SWITCH_SESSION), and back: the grant is there (no
+         * xdevicesd here), enabled at once */
+        seat_switch_away_and_back(&r);
         /* and a switch asked for by someone else (chvt) */
         activate(h_vt + 1);
         expect_line(&r, "disable");
@@ -707,14 +714,7 @@ START_TEST(test_seat_switch_to_no_vt_refused) {
                               got);
         }
         /* answered in order: once this one is through, so were they */
-        send_cmd("switch %d\n", h_vt + 1);
-        (void) snprintf(want, sizeof want, "switch %d 0", h_vt + 1);
-        expect_line(&r, want);
-        expect_line(&r, "disable");
-        wait_active(h_vt + 1);
-        activate(h_vt);
-        wait_active(h_vt);
-        expect_line(&r, "enable");
+        seat_switch_away_and_back(&r);
         send_cmd("quit\n");
         ck_assert_int_eq(finish(&r, NULL, &err), 0);
         seat_pid = 0;
