@@ -569,17 +569,39 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                 /* util-linux login's fork_session(): the parent drops the
                  * tty, the child leads a new session on it */
                 (void) signal(SIGHUP, SIG_IGN);
+                /* login's standard input is the VT (the count of fds
+                 * stays: this replaces the test's fd 0) */
+                if (dup2(ttyfd, 0) < 0)
+                        _exit(90);
                 (void) ioctl(ttyfd, TIOCNOTTY);
-                (void) close(ttyfd);
-                fds_before--;
+                /* a test that fails while this session is stopped must not
+                 * leave it stopped, holding the test lock, for ever */
+                if (o->detach_stop)
+                        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (o->detach_stop == H_DETACH_AT_NOTTY)
+                        (void) raise(SIGSTOP);
                 (void) setsid();
                 shell = fork();
                 if (shell == 0) {
+                        if (o->detach_stop)
+                                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        if (o->detach_stop == H_DETACH_AT_FORK)
+                                (void) raise(SIGSTOP);
+                        (void) setsid();
+                        if (o->detach_stop == H_DETACH_AT_SETSID)
+                                (void) raise(SIGSTOP);
                         if (h_vt_lead(vt, false) < 0)
                                 _exit(91);
                         for (;;)
                                 pause();
                 }
+                /* after the fork, as login closes its standard input */
+                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                if (null < 0 || dup2(null, 0) < 0)
+                        _exit(90);
+                (void) close(null);
+                (void) close(ttyfd);
+                fds_before--;
                 /* the child has the VT once it leads its session on it */
                 for (int tries = 0; shell > 0 && tries < 500; tries++) {
                         char sp[64], sb[512];
@@ -831,6 +853,54 @@ void h_session_end_child(struct h_session *s) {
         char c;
         if (write(s->to_child, "k", 1) != 1 || read(s->from_child, &c, 1) != 1)
                 die("end child");
+}
+
+/* A process's state letter from /proc/PID/stat; '?' when unreadable. */
+static char proc_state(pid_t pid) {
+        char path[64], buf[512];
+        ssize_t n;
+        int fd;
+
+        (void) snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return '?';
+        n = read(fd, buf, sizeof buf - 1);
+        (void) close(fd);
+        if (n <= 0)
+                return '?';
+        buf[n] = '\0';
+        char *q = strrchr(buf, ')');
+        return q && q[1] == ' ' ? q[2] : '?';
+}
+
+pid_t h_session_stopped(struct h_session *s) {
+        for (int tries = 0; tries < 1000; tries++) {
+                char path[64], buf[128];
+                if (proc_state(s->pid) == 'T')
+                        return s->pid;
+                (void) snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int) s->pid,
+                                (int) s->pid);
+                int fd = open(path, O_RDONLY | O_CLOEXEC);
+                ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+                if (fd >= 0)
+                        (void) close(fd);
+                int child = 0;
+                if (n > 0) {
+                        buf[n] = '\0';
+                        child = atoi(buf);
+                }
+                if (child > 0 && proc_state(child) == 'T')
+                        return child;
+                usleep(5000);
+        }
+        die("the detached session never stopped");
+        return -1;
+}
+
+void h_session_go(pid_t stopped) {
+        if (kill(stopped, SIGCONT) < 0)
+                die("SIGCONT");
 }
 
 void h_session_reap(struct h_session *s) {

@@ -72,6 +72,8 @@ struct h_opts {
         bool detach;         /* after open_session, as util-linux login: the
                                 * leader gives up the VT and a child takes it
                                 * as the tty of a session of its own */
+        int detach_stop;     /* with detach: where that stops itself (SIGSTOP)
+                                * until h_session_go (H_DETACH_AT_*; 0: nowhere) */
         const char *service; /* default H_SERVICE */
         const char **env;    /* NULL-terminated "K=V" put with pam_putenv before open */
         const char *fault;   /* XDEV_FAULT while open_session runs (the fault-point
@@ -82,6 +84,12 @@ struct h_opts {
  * running the real libpam. It is SIGKILLed, stopped and closed with faults
  * by the tests; writes into its pipe after it died fail with EPIPE (h_init
  * ignores SIGPIPE), which these functions read as its death. */
+
+/* Where a detached session (h_opts.detach) stops, as util-linux login's
+ * fork_session() passes there: the leader gave up the VT and has not forked;
+ * the child is forked and still in the leader's session; the child leads a
+ * session of its own that has no controlling tty yet. */
+enum { H_DETACH_AT_NOTTY = 1, H_DETACH_AT_FORK, H_DETACH_AT_SETSID };
 
 /* Starts a session for USER on VT; returns after open_session returned. */
 struct h_session *h_session_open(const char *user, int vt, const struct h_opts *opts);
@@ -120,6 +128,11 @@ void h_session_reap(struct h_session *s);
 /* With h_opts.detach: ends the child that holds the VT (the user's shell
  * exiting); the leader stays and waits for h_session_close. */
 void h_session_end_child(struct h_session *s);
+/* With h_opts.detach_stop: waits (bounded) until the leader or its child
+ * stopped where it was told to and returns that process's pid. */
+pid_t h_session_stopped(struct h_session *s);
+/* Lets the process h_session_stopped returned go on. */
+void h_session_go(pid_t stopped);
 
 /* Runs the helper binary with ARGV (NULL-terminated) and ENV; returns its
  * exit status; its stderr goes to *RET_ERR (malloc'd) when not NULL. */

@@ -1000,6 +1000,47 @@ START_TEST(test_util_linux_login_counts_while_its_child_leads_the_vt) {
 }
 END_TEST
 
+/* util-linux login's fork_session(): the parent gives the VT up
+ * (TIOCNOTTY) before it forks, and the child takes it as the controlling
+ * tty of a session of its own only after setsid() and an open. A
+ * transaction in between (xdevicesd woken by the login's own state write,
+ * a hotplug's helper) finds a live login that leads no session on the VT,
+ * and a child that leads none yet: the session must live on. STOP is where
+ * the login stops while "xdevices gc" runs. */
+static void check_detach_window(int stop, const char *where) {
+        struct h_snap before;
+        h_snap_take(&before);
+        struct h_session *a = h_session_start(
+                "xdalice", h_vt, &(struct h_opts) { .detach = true, .detach_stop = stop });
+        pid_t stopped = h_session_stopped(a);
+        ck_assert_int_eq(helper("gc", NULL), 0);
+        ck_assert_msg(shared_is(H_UID_ALICE, "rw"), "gc reaped a login %s: no devices", where);
+        assert_vt(h_vt, H_UID_ALICE, "rw");
+        h_session_go(stopped);
+        ck_assert_int_eq(h_session_opened(a), PAM_SUCCESS);
+        ck_assert_int_eq(helper("gc", NULL), 0);
+        ck_assert_msg(shared_is(H_UID_ALICE, "rw"), "the login %s lost its devices later", where);
+        assert_vt(h_vt, H_UID_ALICE, "rw");
+        /* its close ends the child first: reaped inside its own close */
+        ck_assert_int_eq(h_session_close(a), H_IGNORED);
+        h_snap_assert_equal(&before, "after the util-linux login's close");
+}
+
+START_TEST(test_util_linux_login_between_notty_and_fork_counts) {
+        check_detach_window(H_DETACH_AT_NOTTY, "between its TIOCNOTTY and its fork");
+}
+END_TEST
+
+START_TEST(test_util_linux_login_between_fork_and_setsid_counts) {
+        check_detach_window(H_DETACH_AT_FORK, "whose child is not yet in a session of its own");
+}
+END_TEST
+
+START_TEST(test_util_linux_login_between_setsid_and_ctty_counts) {
+        check_detach_window(H_DETACH_AT_SETSID, "whose child has no controlling tty yet");
+}
+END_TEST
+
 /* The order util-linux login really has: the child leaves, then the parent
  * closes at once, with no event in between. Its close must restore. */
 START_TEST(test_util_linux_login_close_after_its_child_left_restores) {
@@ -1261,6 +1302,9 @@ static Suite *suite(void) {
         tcase_add_test(tn, test_zombie_leader_is_reaped);
         tcase_add_test(tn, test_util_linux_login_counts_while_its_child_leads_the_vt);
         tcase_add_test(tn, test_util_linux_login_close_after_its_child_left_restores);
+        tcase_add_test(tn, test_util_linux_login_between_notty_and_fork_counts);
+        tcase_add_test(tn, test_util_linux_login_between_fork_and_setsid_counts);
+        tcase_add_test(tn, test_util_linux_login_between_setsid_and_ctty_counts);
         tcase_add_test(tn, test_apply_with_broken_config_changes_nothing);
         tcase_add_test(tn, test_gc_keeps_the_owner_login_gave_the_vt);
         tcase_add_test(tn, test_hard_linked_node_is_restored);
