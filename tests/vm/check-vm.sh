@@ -7,10 +7,12 @@
 # Screenshots and logs go to OUT.
 #
 # usage: check-vm.sh [--srcdir DIR] [--builddir DIR] [--out DIR] [--scenarios s1,s2,...]
-# VM_SUITE=trixie: a Debian 13 guest (build-image.sh), by default only the
-# scenarios proven there: rootless-startx (s1), xinit-patched-xorg (s3,
-# with trixie's patched Xorg from make check-xserver-trixie) and the VT
-# round trips (r1, r2); OUT gets a -trixie suffix.
+# VM_SUITE=trixie: a Debian 13 guest (build-image.sh), by default the VT
+# round trips first (r1, r2: the order in which a fresh boot once lost
+# alice's VT and devices at her first login), then rootless-startx (s1),
+# xinit-patched-xorg (s3, trixie's patched Xorg, built in its build root)
+# and 20 logins in a row with xdevicesd (t1, login-repeat: util-linux
+# login); OUT gets a -trixie suffix.
 # VM_WAYLAND=1: the Wayland image (build-image.sh: sway, foot, no seatd, no
 # logind), by default only its scenarios w1 (wayland-sway) and w2
 # (roundtrip-sway), with -vga virtio
@@ -24,7 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
 scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
-[ "$suite" = bookworm ] || scenarios=s1,s3,r1,r2
+[ "$suite" = bookworm ] || scenarios=r1,r2,s1,s3,t1
 [ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2
 while [ $# -gt 0 ]; do
 	case $1 in

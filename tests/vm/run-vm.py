@@ -42,6 +42,7 @@ NAMES = {
     "f1": "follow-x-switch",
     "f2": "follow-su",
     "f3": "follow-latency",
+    "t1": "login-repeat",
     "r1": "roundtrip-xorg-stock",
     "r2": "roundtrip-xorg-patched",
     "w1": "wayland-sway",
