@@ -33,14 +33,17 @@ enum {
         E_SETID = 1u << 2,    /* CAP_SETUID permitted: may take any fsuid silently */
         E_EXITING = 1u << 3,  /* its leader exited: gone, or a zombie with threads */
         E_UNREAD = 1u << 5,   /* its status could not be parsed: listed for every uid */
+        E_MIXED = 1u << 6,    /* may have a child of other uids: its children are read */
         E_TOMBSTONE = 1u << 4 /* a removed slot (open addressing) */
 };
 
 struct entry {
         pid_t pid;
+        pid_t ppid; /* its parent's tgid, as last known */
         unsigned flags;
-        uid_t uid[4];     /* real, effective, saved, fs */
-        uint64_t read_ns; /* CLOCK_MONOTONIC before its status was read, 0: copied */
+        unsigned children; /* forks filed under it (at least: an estimate) */
+        uid_t uid[4];      /* real, effective, saved, fs */
+        uint64_t read_ns;  /* CLOCK_MONOTONIC before its status was read, 0: copied */
 };
 
 struct xdev_proctab {
@@ -150,6 +153,7 @@ static int read_proc(struct xdev_proctab *t, struct entry *e) {
                 return -EIO;
         }
         e->flags &= ~(E_KERNEL | E_SETID | E_UNREAD);
+        e->ppid = st.ppid;
         /* kthreadd's children are kernel threads; pid 2 itself */
         if (e->pid == KTHREADD_PID || st.ppid == KTHREADD_PID)
                 e->flags |= E_KERNEL;
@@ -160,10 +164,56 @@ static int read_proc(struct xdev_proctab *t, struct entry *e) {
         return 0;
 }
 
+static bool uids_differ(const struct entry *a, const struct entry *b) {
+        return memcmp(a->uid, b->uid, sizeof a->uid) != 0;
+}
+
+/* A fork names the creator's parent, not the creator, under CLONE_PARENT
+ * (and an orphan's new parent is init or a subreaper): the child has the
+ * creator's uids, which are its named parent's only when every child of
+ * that parent has the parent's uids. A parent with a child of other uids
+ * is marked, and the children it is named for are read, not copied. */
+static void mixed_note(struct xdev_proctab *t, const struct entry *e) {
+        struct entry *parent = e->ppid > 0 ? find(t, e->ppid) : NULL;
+        if (parent && (uids_differ(parent, e) || (e->flags & (E_MIXED | E_UNREAD))))
+                parent->flags |= E_MIXED;
+}
+
 static void reread(struct xdev_proctab *t, pid_t pid) {
-        struct entry *e = upsert(t, pid);
-        if (e && read_proc(t, e) == -ESRCH)
+        struct entry *e = find(t, pid), before = { 0 };
+        bool known = e && !(e->flags & E_UNREAD);
+
+        if (e)
+                before = *e;
+        else if (!(e = upsert(t, pid)))
+                return;
+        if (read_proc(t, e) == -ESRCH) {
                 drop(t, e);
+                return;
+        }
+        /* its children forked before the change keep its old uids */
+        if (known && before.children > 0 && uids_differ(&before, e))
+                e->flags |= E_MIXED;
+        mixed_note(t, e);
+}
+
+/* Its leader exited: its children went to init or a subreaper, whose
+ * uids may not be theirs. Read them again (their new parent is known by
+ * now: the kernel reparents before it sends the exit). */
+static void orphans_note(struct xdev_proctab *t, pid_t pid) {
+        for (size_t i = 0; i < t->cap; i++) {
+                struct entry *e = &t->slots[i];
+                if (!(e->flags & E_USED) || e->ppid != pid || (e->flags & E_EXITING))
+                        continue;
+                if (read_proc(t, e) == -ESRCH) {
+                        drop(t, e);
+                        continue;
+                }
+                struct entry *parent = e->ppid > 0 ? find(t, e->ppid) : NULL;
+                if (parent)
+                        parent->children++;
+                mixed_note(t, e);
+        }
 }
 
 /* Empties the table and reads every process of /proc. */
@@ -182,6 +232,14 @@ static int seed(struct xdev_proctab *t) {
                 if (num != 0)
                         reread(t, (pid_t) num);
         (void) closedir(d);
+        /* a parent read after its child is marked here */
+        for (size_t i = 0; i < t->cap; i++) {
+                struct entry *e = &t->slots[i], *parent;
+                if (!(e->flags & E_USED) || e->ppid <= 0 || !(parent = find(t, e->ppid)))
+                        continue;
+                parent->children++;
+                mixed_note(t, e);
+        }
         return 0;
 }
 
@@ -203,53 +261,93 @@ static int mcast(int sock, enum proc_cn_mcast_op op) {
         return send(sock, buf, nl->nlmsg_len, 0) == (ssize_t) nl->nlmsg_len ? 0 : -errno;
 }
 
-static void apply(struct xdev_proctab *t, const struct proc_event *ev) {
+/* Whether a child of PARENT forked at WHEN has PARENT's uids as the table
+ * has them: forked by its leader (a thread may have uids of its own), not
+ * under CLONE_PARENT by a child of other uids (E_MIXED), and PARENT read
+ * before the fork (its uids may be newer than the child's). */
+static bool fork_may_copy(const struct entry *parent, pid_t by, uint64_t when) {
+        return parent && by == parent->pid &&
+                !(parent->flags & (E_EXITING | E_KERNEL | E_MIXED | E_UNREAD)) &&
+                parent->read_ns <= when;
+}
+
+static void fork_apply(struct xdev_proctab *t, const struct fork_proc_event *f, uint64_t when) {
         struct entry *e, *parent;
 
-        switch (ev->what) {
-        case PROC_EVENT_FORK: {
-                uint64_t when = ev->timestamp_ns;
-                /* a thread is its group's: only a new group is a process */
-                if (ev->event_data.fork.child_pid != ev->event_data.fork.child_tgid)
-                        return;
-                e = find(t, ev->event_data.fork.child_tgid);
-                if (e && !(e->flags & E_EXITING) && e->read_ns > when)
-                        return; /* read after the fork (the seed): newer than a copy */
-                e = upsert(t, ev->event_data.fork.child_tgid);
-                if (!e)
-                        return;
-                parent = find(t, ev->event_data.fork.parent_tgid);
-                if (ev->event_data.fork.parent_tgid == KTHREADD_PID) {
-                        *e = (struct entry) { .pid = e->pid, .flags = E_USED | E_KERNEL };
-                } else if (parent && !(parent->flags & (E_EXITING | E_KERNEL)) &&
-                           parent->read_ns <= when) {
-                        /* the child has its parent's credentials of that
-                         * moment; a change after it comes as an event */
-                        e->flags = E_USED | (parent->flags & (E_SETID | E_UNREAD));
-                        memcpy(e->uid, parent->uid, sizeof e->uid);
-                        e->read_ns = 0;
-                } else {
-                        /* the parent is unknown, or was read after the fork
-                         * (its uids may be newer than the child's) */
-                        e->flags = E_USED;
-                        if (read_proc(t, e) == -ESRCH)
-                                drop(t, e);
-                }
-                break;
+        /* a thread is its group's: only a new group is a process */
+        if (f->child_pid != f->child_tgid)
+                return;
+        e = find(t, f->child_tgid);
+        if (e && !(e->flags & E_EXITING) && e->read_ns > when)
+                return; /* read after the fork (the seed): newer than a copy */
+        e = upsert(t, f->child_tgid);
+        if (!e)
+                return;
+        parent = find(t, f->parent_tgid);
+        if (parent)
+                parent->children++;
+        if (f->parent_tgid == KTHREADD_PID) {
+                *e = (struct entry) { .pid = e->pid, .flags = E_USED | E_KERNEL };
+        } else if (fork_may_copy(parent, f->parent_pid, when)) {
+                /* the child has its parent's credentials of that moment; a
+                 * change after it comes as an event */
+                *e = (struct entry) { .pid = e->pid,
+                                      .ppid = parent->pid,
+                                      .flags = E_USED | (parent->flags & E_SETID) };
+                memcpy(e->uid, parent->uid, sizeof e->uid);
+        } else {
+                *e = (struct entry) { .pid = e->pid, .ppid = f->parent_tgid, .flags = E_USED };
+                t->stats.fork_reads++;
+                if (read_proc(t, e) == -ESRCH)
+                        drop(t, e);
+                else
+                        mixed_note(t, e);
         }
+}
+
+/* A thread that changed its uids alone (the raw syscall, not glibc's
+ * change of every thread) forks children of its uids, whose named parent
+ * is its group's, or under CLONE_PARENT its group's parent. */
+static void thread_uid_note(struct xdev_proctab *t, const struct proc_event *ev) {
+        struct entry *e = find(t, ev->event_data.id.process_tgid), *parent;
+        if (!e || ev->event_data.id.process_pid == ev->event_data.id.process_tgid)
+                return;
+        if (ev->event_data.id.r.ruid == e->uid[0] && ev->event_data.id.e.euid == e->uid[1])
+                return;
+        e->flags |= E_MIXED;
+        parent = e->ppid > 0 ? find(t, e->ppid) : NULL;
+        if (parent)
+                parent->flags |= E_MIXED;
+}
+
+static void exit_apply(struct xdev_proctab *t, pid_t pid) {
+        struct entry *e = find(t, pid), *parent;
+        if (!e)
+                return;
+        /* its other threads may live on: checked when listed */
+        e->flags |= E_EXITING;
+        parent = e->ppid > 0 ? find(t, e->ppid) : NULL;
+        if (parent && parent->children > 0)
+                parent->children--;
+        if (e->children > 0)
+                orphans_note(t, pid);
+}
+
+static void apply(struct xdev_proctab *t, const struct proc_event *ev) {
+        switch (ev->what) {
+        case PROC_EVENT_FORK:
+                fork_apply(t, &ev->event_data.fork, ev->timestamp_ns);
+                break;
         case PROC_EVENT_EXEC:
                 reread(t, ev->event_data.exec.process_tgid);
                 break;
         case PROC_EVENT_UID:
                 reread(t, ev->event_data.id.process_tgid);
+                thread_uid_note(t, ev);
                 break;
         case PROC_EVENT_EXIT:
-                if (ev->event_data.exit.process_pid != ev->event_data.exit.process_tgid)
-                        return;
-                /* its other threads may live on: checked when listed */
-                e = find(t, ev->event_data.exit.process_tgid);
-                if (e)
-                        e->flags |= E_EXITING;
+                if (ev->event_data.exit.process_pid == ev->event_data.exit.process_tgid)
+                        exit_apply(t, ev->event_data.exit.process_tgid);
                 break;
         default:
                 break;
