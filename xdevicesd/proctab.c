@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #define RCVBUF_DEFAULT (4u << 20)
+#define SELF_TEST_MS 2000 /* the start-up test's bound, whatever the load */
 #define CAP_SETUID_BIT 7
 #define KTHREADD_PID 2
 
@@ -55,6 +57,7 @@ struct xdev_proctab {
         size_t used; /* slots in use or tombstoned */
         size_t live;
         bool fsuid_events; /* setfsuid() sends an event (self_test) */
+        bool filtered;     /* the kernel took the event filter (self_test) */
         struct xdev_proctab_stats stats;
 };
 
@@ -245,20 +248,48 @@ static int seed(struct xdev_proctab *t) {
 
 /* --- the connector -------------------------------------------------------- */
 
-static int mcast(int sock, enum proc_cn_mcast_op op) {
-        /* nlmsghdr, cn_msg (whose data[] is the op), the op: one buffer */
-        char buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof op)] __attribute__((aligned(8)));
+/* The subscription with an event filter (Linux 6.6, struct proc_input of
+ * its linux/cn_proc.h, not in older headers): an older kernel ignores a
+ * message of this length and keeps the plain subscription. */
+struct mcast_filtered {
+        uint32_t op;     /* enum proc_cn_mcast_op */
+        uint32_t events; /* enum proc_cn_event: a mask of PROC_EVENT_* */
+};
+
+/* The events the table uses: a PR_SET_NAME loop (PROC_EVENT_COMM) or a
+ * ptrace then wakes the daemon no more. */
+#define EVENTS_USED (PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_UID | PROC_EVENT_EXIT)
+
+static int mcast_send(int sock, const void *data, size_t len) {
+        /* nlmsghdr, cn_msg (whose data[] is DATA): one buffer */
+        char buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct mcast_filtered))]
+                __attribute__((aligned(8)));
         struct nlmsghdr *nl = (struct nlmsghdr *) buf;
         struct cn_msg *cn = NLMSG_DATA(nl);
 
         memset(buf, 0, sizeof buf);
-        nl->nlmsg_len = NLMSG_LENGTH(sizeof *cn + sizeof op);
+        nl->nlmsg_len = NLMSG_LENGTH(sizeof *cn + len);
         nl->nlmsg_type = NLMSG_DONE;
         cn->id.idx = CN_IDX_PROC;
         cn->id.val = CN_VAL_PROC;
-        cn->len = sizeof op;
-        memcpy(cn->data, &op, sizeof op);
+        cn->len = (uint16_t) len;
+        memcpy(cn->data, data, len);
         return send(sock, buf, nl->nlmsg_len, 0) == (ssize_t) nl->nlmsg_len ? 0 : -errno;
+}
+
+static int mcast(int sock, enum proc_cn_mcast_op op) {
+        uint32_t v = (uint32_t) op;
+        return mcast_send(sock, &v, sizeof v);
+}
+
+/* Subscribes to every event, then narrows it to the events used where the
+ * kernel can (a second LISTEN only replaces the filter). */
+static int mcast_listen(int sock) {
+        struct mcast_filtered f = { .op = PROC_CN_MCAST_LISTEN, .events = EVENTS_USED };
+        int r = mcast(sock, PROC_CN_MCAST_LISTEN);
+        if (r == 0)
+                (void) mcast_send(sock, &f, sizeof f);
+        return r;
 }
 
 /* Whether a child of PARENT forked at WHEN has PARENT's uids as the table
@@ -425,56 +456,68 @@ int xdev_proctab_drain(struct xdev_proctab *t) {
         return events;
 }
 
-/* Forks a child that changes its fsuid and exits, and waits (bounded) for
- * its events: the kernel sends none outside the initial pid and user
- * namespaces, and says nothing of it. Whether setfsuid() sends one
- * (PROC_EVENT_UID; Linux 6.18 does) decides whether a process that may
- * take any fsuid (CAP_SETUID) must be read at every sweep. */
-static int self_test(struct xdev_proctab *t) {
-        char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
-        bool forked = false, exited = false;
-        pid_t child = fork();
+struct self_test {
+        pid_t child;
+        bool forked, exited, uid, comm;
+};
 
-        if (child < 0)
+static void self_test_see(struct self_test *st, const char *buf, size_t n) {
+        for (const struct nlmsghdr *h = (const struct nlmsghdr *) buf; NLMSG_OK(h, n);
+             h = NLMSG_NEXT(h, n)) {
+                const struct cn_msg *cn = NLMSG_DATA(h);
+                struct proc_event ev;
+                if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof ev))
+                        continue;
+                memcpy(&ev, cn->data, sizeof ev); /* a 4-byte offset: copied */
+                if (ev.what == PROC_EVENT_FORK && ev.event_data.fork.child_tgid == st->child)
+                        st->forked = true;
+                else if (ev.what == PROC_EVENT_UID && ev.event_data.id.process_tgid == st->child)
+                        st->uid = true;
+                else if (ev.what == PROC_EVENT_COMM && ev.event_data.comm.process_tgid == st->child)
+                        st->comm = true;
+                else if (ev.what == PROC_EVENT_EXIT && ev.event_data.exit.process_tgid == st->child)
+                        st->exited = true;
+        }
+}
+
+/* Forks a child that changes its fsuid and its name and exits, and reads
+ * every event until its exit or SELF_TEST_MS, however many others come
+ * (a boot, a build): the kernel sends none outside the initial pid and
+ * user namespaces, and says nothing of it. Whether setfsuid() sends one
+ * (PROC_EVENT_UID; Linux 6.18 does) decides whether a process that may
+ * take any fsuid (CAP_SETUID) must be read at every sweep; a name change
+ * seen says the kernel did not take the event filter. */
+static int self_test(struct xdev_proctab *t) {
+        char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+        struct self_test st = { .child = fork() };
+        uint64_t end = now_ns() + (uint64_t) SELF_TEST_MS * 1000000u;
+
+        if (st.child < 0)
                 return -errno;
-        if (child == 0) {
+        if (st.child == 0) {
                 (void) setfsuid(65534);
+                (void) prctl(PR_SET_NAME, "xdevicesd-test");
                 _exit(0);
         }
-        (void) waitpid(child, NULL, 0);
-        t->fsuid_events = false;
-        for (int tries = 0; tries < 50 && !exited; tries++) {
+        (void) waitpid(st.child, NULL, 0);
+        for (uint64_t now = now_ns(); !st.exited && now < end; now = now_ns()) {
                 struct pollfd pfd = { .fd = t->sock, .events = POLLIN };
-                if (poll(&pfd, 1, 20) <= 0)
+                if (poll(&pfd, 1, (int) ((end - now) / 1000000u) + 1) <= 0)
                         continue;
                 ssize_t n = recv(t->sock, buf, sizeof buf, MSG_DONTWAIT);
                 if (n < 0 && errno == ENOBUFS) {
                         /* events come, faster than read: whether setfsuid
                          * sends one is not known, so take it that it does not */
                         t->fsuid_events = false;
+                        t->filtered = false;
                         return 0;
                 }
-                if (n < 0)
-                        continue;
-                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, (size_t) n);
-                     h = NLMSG_NEXT(h, n)) {
-                        const struct cn_msg *cn = NLMSG_DATA(h);
-                        if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof(struct proc_event)))
-                                continue;
-                        struct proc_event e;
-                        memcpy(&e, cn->data, sizeof e); /* a 4-byte offset: copied */
-                        const struct proc_event *ev = &e;
-                        if (ev->what == PROC_EVENT_FORK && ev->event_data.fork.child_tgid == child)
-                                forked = true;
-                        else if (ev->what == PROC_EVENT_UID &&
-                                 ev->event_data.id.process_tgid == child)
-                                t->fsuid_events = true;
-                        else if (ev->what == PROC_EVENT_EXIT &&
-                                 ev->event_data.exit.process_tgid == child)
-                                exited = true;
-                }
+                if (n > 0)
+                        self_test_see(&st, buf, (size_t) n);
         }
-        return forked && exited ? 0 : -EOPNOTSUPP;
+        t->fsuid_events = st.uid;
+        t->filtered = !st.comm;
+        return st.forked && st.exited ? 0 : -EOPNOTSUPP;
 }
 
 /* FORCE passes rmem_max (root). */
@@ -508,7 +551,7 @@ int xdev_proctab_open(struct xdev_proctab **ret, size_t rcvbuf, const struct xde
         }
         rcvbuf_set(t->sock, RCVBUF_DEFAULT);
         if (bind(t->sock, (struct sockaddr *) &addr, sizeof addr) < 0 ||
-            (r = mcast(t->sock, PROC_CN_MCAST_LISTEN)) < 0) {
+            (r = mcast_listen(t->sock)) < 0) {
                 r = -errno;
                 goto fail;
         }
@@ -598,6 +641,7 @@ int xdev_proctab_pids(struct xdev_proctab *t, uid_t uid, pid_t **ret, size_t *n)
 void xdev_proctab_stats(const struct xdev_proctab *t, struct xdev_proctab_stats *ret) {
         *ret = t->stats;
         ret->fsuid_events = t->fsuid_events;
+        ret->filtered = t->filtered;
         ret->procs = 0;
         for (size_t i = 0; i < t->cap; i++)
                 if ((t->slots[i].flags & E_USED) && !(t->slots[i].flags & E_KERNEL))

@@ -20,6 +20,7 @@ struct xdev_proctab;
 struct xdev_proctab_stats {
         size_t procs;        /* user processes in the table (kernel threads not counted) */
         bool fsuid_events;   /* setfsuid() sends an event on this kernel */
+        bool filtered;       /* only the events used come (the filter of Linux 6.6) */
         uint64_t events;     /* events read */
         unsigned reseeds;    /* full /proc scans after a lost event */
         unsigned overflow;   /* ENOBUFS seen */
