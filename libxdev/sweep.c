@@ -299,6 +299,11 @@ static bool proc_holds(const struct proc *p) {
 
 static bool proc_is_exempt(const struct xdev_linger_sweep *s, const struct proc *p) {
         const struct xdev_linger_opts *o = s->opts;
+        /* root's daemon that borrowed the user's fsuid (a file server at
+         * her request) is root's; a set-user-ID program of hers has her
+         * real or saved uid */
+        if (p->ruid == 0 && p->euid == 0 && p->suid == 0)
+                return true;
         if (o->has_only) /* a setuid-root program of the user's is not exempt */
                 return o->only_uid == 0 || !proc_has_uid(p, o->only_uid) ||
                         (o->has_keep && o->keep_uid == o->only_uid);

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <dirent.h>
+#include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -353,6 +354,34 @@ START_TEST(test_only_uid_matches_every_uid_of_a_process) {
         holder_stop(&asu);
         holder_stop(&carol);
         holder_stop(&nobody);
+}
+END_TEST
+
+/* A root daemon (real, effective and saved uid 0) that borrowed alice's
+ * fsuid, as a file server does for her request, is not hers: her sweep
+ * leaves it, under kill and kill-user alike. */
+static int borrow_fsuid(void *data) {
+        const char *path = data;
+        if (open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                return 10;
+        (void) setfsuid(H_UID_ALICE);
+        return (uid_t) setfsuid((uid_t) -1) == H_UID_ALICE ? 0 : 11;
+}
+
+START_TEST(test_root_daemon_with_a_borrowed_fsuid_is_not_swept) {
+        static const enum xdev_linger policies[] = { XDEV_LINGER_KILL, XDEV_LINGER_KILL_USER };
+        for (size_t i = 0; i < 2; i++) {
+                struct holder h = { .pid = h_holder_spawn(borrow_fsuid, vtpath, 0, false) };
+                ck_assert_msg(h.pid > 0, "the root daemon did not start");
+                struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
+                struct xdev_linger_counts c = sweep(policies[i], &o);
+                bool alive = holder_alive(&h);
+                holder_stop(&h);
+                ck_assert_msg(alive && c.holders == 0,
+                              "a root daemon with alice's fsuid was swept as hers (policy %d, %u "
+                              "holders):\n%s",
+                              (int) policies[i], c.holders, logbuf);
+        }
 }
 END_TEST
 
@@ -1303,6 +1332,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_new_holder_is_never_touched);
         tcase_add_test(tc, test_only_uid_limits_the_sweep);
         tcase_add_test(tc, test_only_uid_matches_every_uid_of_a_process);
+        tcase_add_test(tc, test_root_daemon_with_a_borrowed_fsuid_is_not_swept);
         tcase_add_test(tc, test_kill_user_ends_every_process_of_the_user);
         tcase_add_test(tc, test_io_uring_registered_file_is_found);
         tcase_add_test(tc, test_io_uring_padded_past_any_read_is_found);
