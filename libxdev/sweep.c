@@ -161,26 +161,25 @@ static unsigned scan_budget(const struct xdev_linger_sweep *s) {
 
 /* An io_uring keeps registered files without an fd for them. Its fdinfo
  * lists them ("%5u: event2", or the whole path on newer kernels) while its
- * lock is free; a target's name there is taken as the target. The fdinfo
+ * lock is free; a target's path there (its name, from a kernel that prints
+ * no path) is taken as the target. The fdinfo
  * is read to its end, however long (uring.c); each listed file counts to
  * P's scan budget, and past the budget the reading stops (P->over_budget).
  * Returns the target index or -1. */
 static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, struct proc *p,
                            const char *fdname) {
-        const char *names[XDEV_LINGER_TARGETS_MAX];
+        const char *paths[XDEV_LINGER_TARGETS_MAX];
         size_t found = 0;
         char path[96];
         int fd, r;
 
-        for (size_t t = 0; t < s->n_targets && t < XDEV_LINGER_TARGETS_MAX; t++) {
-                const char *base = strrchr(s->targets[t].path, '/');
-                names[t] = base ? base + 1 : s->targets[t].path;
-        }
+        for (size_t t = 0; t < s->n_targets && t < XDEV_LINGER_TARGETS_MAX; t++)
+                paths[t] = s->targets[t].path;
         (void) snprintf(path, sizeof path, "%d/fdinfo/%s", (int) p->pid, fdname);
         fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return -1;
-        r = xdev_uring_fdinfo_find(fd, names, s->n_targets, scan_budget(s), &p->cost, &found);
+        r = xdev_uring_fdinfo_find(fd, paths, s->n_targets, scan_budget(s), &p->cost, &found);
         (void) close(fd);
         if (r == -E2BIG)
                 p->over_budget = true;

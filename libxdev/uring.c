@@ -6,8 +6,10 @@
  * the names. Rules this file keeps:
  *  1. Bounded memory: a line is kept as its head and its tail, whatever its
  *     length, and the file is read in fixed chunks to its end.
- *  2. A name is matched only when it is whole: a line whose middle was
- *     dropped matches only by a last component that lies in its tail. */
+ *  2. A file is matched by its identity as the kernel prints it: a path
+ *     (newer kernels) only by the whole path of a node, a bare name (older
+ *     kernels, which print no more) by a node's last component. A line
+ *     whose middle was dropped is longer than any node's path: no match. */
 #include "config.h"
 
 #include <errno.h>
@@ -50,12 +52,21 @@ static void line_add(struct line *l, const char *seg, size_t n) {
         memcpy(l->buf + LINE_HEAD + k, seg, n);
 }
 
+/* Whether NAME (LEN bytes) is the node PATH as a ring's fdinfo prints it:
+ * the whole path, or on an older kernel (no '/') its last component. */
+static bool name_is(const char *name, size_t len, const char *path) {
+        if (len > 0 && name[0] != '/') {
+                const char *base = strrchr(path, '/');
+                path = base ? base + 1 : path;
+        }
+        return strlen(path) == len && memcmp(path, name, len) == 0;
+}
+
 /* For a line of the list ("   7: name", "100000: /dev/x"): 0 and the index
- * of the name its last component is, -1 for none or a line of another
- * kind. */
-static int line_match(const struct line *l, const char *const *names, size_t n_names, size_t *ret) {
-        const char *b = l->buf, *end = l->buf + l->len, *name;
-        size_t i = 0, len;
+ * of the path it names, -1 for none or a line of another kind. */
+static int line_match(const struct line *l, const char *const *paths, size_t n_paths, size_t *ret) {
+        const char *b = l->buf, *name;
+        size_t i = 0;
 
         while (i < l->len && b[i] == ' ')
                 i++;
@@ -64,28 +75,18 @@ static int line_match(const struct line *l, const char *const *names, size_t n_n
         while (i < l->len && b[i] >= '0' && b[i] <= '9')
                 i++;
         /* the kernel's "%5u: " is 12 bytes at most: it lies in the head */
-        if (i + 2 > l->len || i + 2 > LINE_HEAD || b[i] != ':' || b[i + 1] != ' ')
+        if (l->cut || i + 2 > l->len || i + 2 > LINE_HEAD || b[i] != ':' || b[i + 1] != ' ')
                 return -1;
         name = b + i + 2;
-        for (const char *c = end; c-- > name;)
-                if (*c == '/') {
-                        name = c + 1;
-                        break;
-                }
-        /* cut: a component that starts in the head or right at the cut
-         * runs through the dropped middle, longer than any name */
-        if (l->cut && name <= b + LINE_HEAD)
-                return -1;
-        len = (size_t) (end - name);
-        for (size_t k = 0; k < n_names; k++)
-                if (strlen(names[k]) == len && memcmp(names[k], name, len) == 0) {
+        for (size_t k = 0; k < n_paths; k++)
+                if (name_is(name, (size_t) (b + l->len - name), paths[k])) {
                         *ret = k;
                         return 0;
                 }
         return -1;
 }
 
-int xdev_uring_fdinfo_find(int fd, const char *const *names, size_t n_names, unsigned budget,
+int xdev_uring_fdinfo_find(int fd, const char *const *paths, size_t n_paths, unsigned budget,
                            unsigned *cost, size_t *ret_index) {
         struct line line = { .len = 0 };
         bool in_list = false;
@@ -111,7 +112,7 @@ int xdev_uring_fdinfo_find(int fd, const char *const *names, size_t n_names, uns
                          * can at worst make a line that matches, which
                          * ends its own process. */
                         if (in_list) {
-                                if (line_match(&line, names, n_names, ret_index) == 0)
+                                if (line_match(&line, paths, n_paths, ret_index) == 0)
                                         return 1;
                                 if (++*cost > budget)
                                         return -E2BIG;

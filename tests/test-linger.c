@@ -468,6 +468,36 @@ END_TEST
  * large as RLIMIT_NOFILE lets a table be (past index 99999 the kernel no
  * longer indents it, "%5u: ": the fuzz seeds cover that where the hard
  * limit is lower). */
+/* A ring holding alice's own regular file named event1 holds no node:
+ * a ring's file is matched by its path, not its last component. */
+START_TEST(test_io_uring_file_of_the_same_name_is_not_a_holder) {
+        struct xdev_linger_target in = { .class = XDEV_CLASS_INPUT };
+        struct stat st;
+        ck_assert_int_eq(stat("/dev/input/event1", &st), 0);
+        in.rdev = st.st_rdev;
+        (void) snprintf(in.path, sizeof in.path, "/dev/input/event1");
+        ck_assert_int_eq(mkdir(H_ROOT "/alice", 0755) == 0 || errno == EEXIST, 1);
+        h_write_file(H_ROOT "/alice/event1", "notes\n", 0600, H_UID_ALICE);
+
+        struct holder h = holder_start_uring(H_ROOT "/alice/event1", H_UID_ALICE);
+        if (h.pid == 0) {
+                fprintf(stderr, "test-linger: io_uring is not available here\n");
+                return;
+        }
+        struct xdev_linger_counts c;
+        struct xdev_linger_opts o = { .policy = XDEV_LINGER_REVOKE,
+                                      .in_session = true,
+                                      .grace_ms = XDEV_LINGER_GRACE_MAX_MS };
+        ck_assert_int_eq(xdev_linger_sweep(&in, 1, &o, &test_log, &c), 0);
+        bool alive = holder_alive(&h);
+        holder_stop(&h);
+        ck_assert_msg(alive && c.holders == 0,
+                      "a ring holding a regular file named event1 was taken for a holder of "
+                      "/dev/input/event1 (%u):\n%s",
+                      c.holders, logbuf);
+}
+END_TEST
+
 START_TEST(test_io_uring_padded_past_any_read_is_found) {
         struct rlimit rl;
         ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
@@ -1375,6 +1405,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_kill_user_ends_every_process_of_the_user);
         tcase_add_test(tc, test_io_uring_registered_file_is_found);
         tcase_add_test(tc, test_io_uring_padded_past_any_read_is_found);
+        tcase_add_test(tc, test_io_uring_file_of_the_same_name_is_not_a_holder);
         tcase_add_test(tc, test_process_over_the_scan_budget_is_terminated);
         tcase_add_test(tc, test_process_without_the_node_is_not_a_holder);
         tcase_add_test(tc, test_found_through_another_name);

@@ -17,11 +17,13 @@
 #include "fuzz.h"
 #include "uring.h"
 
-static const char *const names[] = { "event2", "tty0", "js0", "card0", "mice" };
+static const char *const names[] = { "/dev/input/event2", "/dev/tty0", "/dev/input/js0",
+                                     "/dev/dri/card0", "/dev/input/mice" };
 #define N_NAMES (sizeof names / sizeof names[0])
 
 /* The oracle: whole lines in memory. A list line is up to 32 bytes of
- * spaces, digits and ": ", then a name whose last component is compared. */
+ * spaces, digits and ": ", then a path compared whole, or a bare name (an
+ * older kernel's) compared with each path's last component. */
 static bool reference(const char *d, size_t size, size_t *ret) {
         bool in_list = false;
 
@@ -45,17 +47,16 @@ static bool reference(const char *d, size_t size, size_t *ret) {
                 if (i + 2 > len || i + 2 > 32 || l[i] != ':' || l[i + 1] != ' ')
                         continue;
                 const char *name = l + i + 2;
-                for (const char *c = l + len; c-- > l + i + 2;)
-                        if (*c == '/') {
-                                name = c + 1;
-                                break;
-                        }
                 size_t nlen = (size_t) (l + len - name);
-                for (size_t k = 0; k < N_NAMES; k++)
-                        if (strlen(names[k]) == nlen && memcmp(names[k], name, nlen) == 0) {
+                for (size_t k = 0; k < N_NAMES; k++) {
+                        const char *want = names[k];
+                        if (nlen > 0 && name[0] != '/')
+                                want = strrchr(want, '/') + 1;
+                        if (strlen(want) == nlen && memcmp(want, name, nlen) == 0) {
                                 *ret = k;
                                 return true;
                         }
+                }
         }
         return false;
 }
