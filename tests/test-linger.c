@@ -26,6 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/io_uring.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <security/pam_appl.h>
 
@@ -495,6 +498,99 @@ START_TEST(test_io_uring_file_of_the_same_name_is_not_a_holder) {
                       "a ring holding a regular file named event1 was taken for a holder of "
                       "/dev/input/event1 (%u):\n%s",
                       c.holders, logbuf);
+}
+END_TEST
+
+/* A ring holding PATH whose lock is held for good: a thread of the
+ * holder updates the ring's files from an array on a page that faults
+ * into a userfaultfd nobody serves, so the kernel waits in the copy with
+ * the ring's lock held (the user's own FUSE file does the same), and the
+ * ring's fdinfo lists none of its files. Returns pid 0 when io_uring or
+ * userfaultfd is unavailable. */
+struct busy_ring {
+        int ring;
+        void *page;
+};
+
+static void *thread_stall_ring(void *data) {
+        struct busy_ring *b = data;
+        struct io_uring_files_update up = { .offset = 0, .fds = (uint64_t) (uintptr_t) b->page };
+        (void) syscall(SYS_io_uring_register, b->ring, IORING_REGISTER_FILES_UPDATE, &up, 1);
+        return NULL;
+}
+
+static char busy_ring_setup(const char *path, uid_t uid, struct busy_ring *b) {
+        struct io_uring_params params = { 0 };
+        struct uffdio_api api = { .api = UFFD_API };
+        int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        /* created by root: it may take the kernel's own faults */
+        int uffd = (int) syscall(SYS_userfaultfd, O_CLOEXEC);
+        b->ring = (int) syscall(SYS_io_uring_setup, 4, &params);
+        b->page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (fd < 0 || uffd < 0 || b->ring < 0 || b->page == MAP_FAILED ||
+            ioctl(uffd, UFFDIO_API, &api) < 0)
+                return 'x';
+        struct uffdio_register reg = { .range = { (uint64_t) (uintptr_t) b->page, 4096 },
+                                       .mode = UFFDIO_REGISTER_MODE_MISSING };
+        if (ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 ||
+            syscall(SYS_io_uring_register, b->ring, IORING_REGISTER_FILES, &fd, 1) < 0)
+                return 'x';
+        (void) close(fd);
+        if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                return 'x';
+        return 'r';
+}
+
+static struct holder holder_start_busy_ring(const char *path, uid_t uid) {
+        struct holder h = { 0 };
+        int p[2];
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        h.pid = fork();
+        ck_assert_int_ge(h.pid, 0);
+        if (h.pid == 0) {
+                struct busy_ring b;
+                pthread_t t;
+                (void) signal(SIGTERM, SIG_DFL);
+                c = busy_ring_setup(path, uid, &b);
+                if (c == 'r' && pthread_create(&t, NULL, thread_stall_ring, &b) != 0)
+                        c = 'x';
+                (void) usleep(100 * 1000); /* the thread in its copy */
+                (void) write(p[1], &c, 1);
+                if (c != 'r')
+                        _exit(12);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        (void) close(p[0]);
+        if (c != 'r') {
+                (void) waitpid(h.pid, NULL, 0);
+                h.pid = 0;
+        }
+        return h;
+}
+
+/* A ring whose fdinfo lists nothing because its lock is held is unknown,
+ * not empty: its process is taken for unreachable and ended at a switch. */
+START_TEST(test_io_uring_with_its_lock_held_is_unreachable) {
+        struct holder h = holder_start_busy_ring(vtpath, H_UID_ALICE);
+        if (h.pid == 0) {
+                fprintf(stderr, "test-linger: io_uring or userfaultfd is not available here\n");
+                return;
+        }
+        struct xdev_linger_counts c;
+        struct xdev_linger_opts o = { .policy = XDEV_LINGER_REVOKE,
+                                      .in_session = true,
+                                      .grace_ms = XDEV_LINGER_GRACE_MAX_MS };
+        ck_assert_int_eq(xdev_linger_sweep(&vt_target, 1, &o, &test_log, &c), 0);
+        bool alive = holder_alive(&h);
+        holder_stop(&h);
+        ck_assert_msg(!alive && c.holders == 1,
+                      "a ring whose lock was held hid %s: its holder %s (%u holders):\n%s", vtpath,
+                      alive ? "survived the switch" : "ended", c.holders, logbuf);
 }
 END_TEST
 
@@ -1406,6 +1502,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_io_uring_registered_file_is_found);
         tcase_add_test(tc, test_io_uring_padded_past_any_read_is_found);
         tcase_add_test(tc, test_io_uring_file_of_the_same_name_is_not_a_holder);
+        tcase_add_test(tc, test_io_uring_with_its_lock_held_is_unreachable);
         tcase_add_test(tc, test_process_over_the_scan_budget_is_terminated);
         tcase_add_test(tc, test_process_without_the_node_is_not_a_holder);
         tcase_add_test(tc, test_found_through_another_name);
