@@ -16,6 +16,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -416,11 +417,49 @@ START_TEST(test_table_subscribes_only_to_the_events_it_uses) {
 }
 END_TEST
 
+/* A child made with clone(CLONE_PARENT) names its creator's parent in
+ * its fork event: here this root process, while the creator took alice's
+ * uids and is gone before the table reads it. The child is alice's. */
+START_TEST(test_clone_parent_child_of_a_gone_creator_is_filed_under_its_uids) {
+        struct xdev_proctab *t = table_open(0);
+        int cp[2], hold[2];
+        pid_t c = 0;
+        char x;
+
+        ck_assert_int_ge(xdev_proctab_drain(t), 0);
+        ck_assert_int_eq(pipe(cp), 0);
+        ck_assert_int_eq(pipe(hold), 0);
+        pid_t p = fork();
+        ck_assert_int_ge(p, 0);
+        if (p == 0) {
+                if (setresuid(PT_UID_A, PT_UID_A, PT_UID_A) < 0)
+                        _exit(1);
+                c = (pid_t) syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0);
+                if (c == 0) {
+                        (void) close(hold[1]);
+                        (void) read(hold[0], &x, 1);
+                        _exit(0);
+                }
+                (void) write(cp[1], &c, sizeof c);
+                _exit(0);
+        }
+        (void) close(hold[0]);
+        ck_assert_int_eq(read(cp[0], &c, sizeof c), (ssize_t) sizeof c);
+        ck_assert_int_eq(waitpid(p, NULL, 0), p);
+        bool found = listed(t, PT_UID_A, c, NULL);
+        (void) close(hold[1]);
+        (void) waitpid(c, NULL, 0);
+        ck_assert_msg(found, "alice's CLONE_PARENT child was not filed under her uid");
+        xdev_proctab_free(t);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("proctab");
         TCase *tc = tcase_create("proctab");
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_table_follows_fork_uid_changes_and_exit);
+        tcase_add_test(tc, test_clone_parent_child_of_a_gone_creator_is_filed_under_its_uids);
         tcase_add_test(tc, test_lost_events_reseed_the_table);
         tcase_add_test(tc, test_table_opens_under_a_fork_storm);
         tcase_add_test(tc, test_table_subscribes_only_to_the_events_it_uses);

@@ -182,8 +182,10 @@ static void mixed_note(struct xdev_proctab *t, const struct entry *e) {
                 parent->flags |= E_MIXED;
 }
 
-static void reread(struct xdev_proctab *t, pid_t pid) {
-        struct entry *e = find(t, pid), before = { 0 };
+/* Reads PID again. UID_CHANGED: after its change of uids, which its
+ * parent then may not share. */
+static void reread(struct xdev_proctab *t, pid_t pid, bool uid_changed) {
+        struct entry *e = find(t, pid), before = { 0 }, *parent;
         bool known = e && !(e->flags & E_UNREAD);
 
         if (e)
@@ -191,6 +193,10 @@ static void reread(struct xdev_proctab *t, pid_t pid) {
         else if (!(e = upsert(t, pid)))
                 return;
         if (read_proc(t, e) == -ESRCH) {
+                /* gone before it was read: a child it made meanwhile under
+                 * CLONE_PARENT names its parent, whose children are read */
+                if (uid_changed && before.ppid > 0 && (parent = find(t, before.ppid)))
+                        parent->flags |= E_MIXED;
                 drop(t, e);
                 return;
         }
@@ -233,7 +239,7 @@ static int seed(struct xdev_proctab *t) {
                 return r;
         while (xdev_numdir_next(d, &num, NULL))
                 if (num != 0)
-                        reread(t, (pid_t) num);
+                        reread(t, (pid_t) num, false);
         (void) closedir(d);
         /* a parent read after its child is marked here */
         for (size_t i = 0; i < t->cap; i++) {
@@ -370,10 +376,10 @@ static void apply(struct xdev_proctab *t, const struct proc_event *ev) {
                 fork_apply(t, &ev->event_data.fork, ev->timestamp_ns);
                 break;
         case PROC_EVENT_EXEC:
-                reread(t, ev->event_data.exec.process_tgid);
+                reread(t, ev->event_data.exec.process_tgid, false);
                 break;
         case PROC_EVENT_UID:
-                reread(t, ev->event_data.id.process_tgid);
+                reread(t, ev->event_data.id.process_tgid, true);
                 thread_uid_note(t, ev);
                 break;
         case PROC_EVENT_EXIT:
