@@ -46,6 +46,8 @@
 #define PASSES_MAX 3
 #define KILL_WAIT_MS 1000
 #define KTHREADD_PID 2
+#define URING_TRIES 3               /* reads of a ring's fdinfo whose lock is held */
+#define URING_RETRY_NS 200000       /* between two */
 #define PF_KTHREAD_FLAG 0x00200000u /* PF_KTHREAD, include/linux/sched.h */
 
 static int pidfd_open(pid_t pid) {
@@ -77,8 +79,9 @@ struct proc {
         size_t hidden_tgt;
         int uring_fd; /* an io_uring with a target among its registered files */
         size_t uring_tgt;
-        unsigned cost;    /* entries read, threads compared: XDEV_LINGER_SCAN_BUDGET */
-        bool over_budget; /* not read to the end: taken for unreachable */
+        int uring_unlisted; /* an io_uring whose files the kernel did not list, or -1 */
+        unsigned cost;      /* entries read, threads compared: XDEV_LINGER_SCAN_BUDGET */
+        bool over_budget;   /* not read to the end: taken for unreachable */
 };
 
 struct victim {
@@ -161,30 +164,60 @@ static unsigned scan_budget(const struct xdev_linger_sweep *s) {
 
 /* An io_uring keeps registered files without an fd for them. Its fdinfo
  * lists them ("%5u: event2", or the whole path on newer kernels) while its
- * lock is free; a target's name there is taken as the target. The fdinfo
+ * lock is free; a target's path there (its name, from a kernel that prints
+ * no path) is taken as the target. The fdinfo
  * is read to its end, however long (uring.c); each listed file counts to
  * P's scan budget, and past the budget the reading stops (P->over_budget).
  * Returns the target index or -1. */
 static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, struct proc *p,
                            const char *fdname) {
-        const char *names[XDEV_LINGER_TARGETS_MAX];
+        const char *paths[XDEV_LINGER_TARGETS_MAX];
         size_t found = 0;
         char path[96];
         int fd, r;
 
-        for (size_t t = 0; t < s->n_targets && t < XDEV_LINGER_TARGETS_MAX; t++) {
-                const char *base = strrchr(s->targets[t].path, '/');
-                names[t] = base ? base + 1 : s->targets[t].path;
-        }
+        for (size_t t = 0; t < s->n_targets && t < XDEV_LINGER_TARGETS_MAX; t++)
+                paths[t] = s->targets[t].path;
         (void) snprintf(path, sizeof path, "%d/fdinfo/%s", (int) p->pid, fdname);
-        fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -1;
-        r = xdev_uring_fdinfo_find(fd, names, s->n_targets, scan_budget(s), &p->cost, &found);
-        (void) close(fd);
+        /* a ring whose lock was held lists nothing: read it again a few
+         * times (a submission holds it for microseconds), then take it for
+         * unknown, as a process over the budget is */
+        for (int tries = 0;; tries++) {
+                fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0)
+                        return -1;
+                r = xdev_uring_fdinfo_find(fd, paths, s->n_targets, scan_budget(s), &p->cost,
+                                           &found);
+                (void) close(fd);
+                if (r != -EAGAIN || tries == URING_TRIES - 1)
+                        break;
+                (void) nanosleep(&(struct timespec) { 0, URING_RETRY_NS }, NULL);
+        }
         if (r == -E2BIG)
                 p->over_budget = true;
+        if (r == -EAGAIN && p->uring_unlisted < 0)
+                p->uring_unlisted = atoi(fdname);
         return r > 0 ? (ssize_t) found : -1;
+}
+
+/* Whether fd NAME of the fd directory PATH (below PROCFD) was opened with
+ * O_PATH: such a file reads nothing and takes no ioctl, and reopening it
+ * through /proc checks the node's permissions again. Its fdinfo's "flags:"
+ * line tells; an fdinfo that cannot be read says no. */
+static bool fd_is_o_path(int procfd, const char *path, const char *name) {
+        char info[96], buf[256];
+        size_t len = strlen(path);
+        const char *flags;
+        unsigned long v;
+
+        if (len < 3 || strcmp(path + len - 3, "/fd") != 0)
+                return false;
+        (void) snprintf(info, sizeof info, "%.*s/fdinfo/%s", (int) (len - 3), path, name);
+        if (xdev_read_small(procfd, info, buf, sizeof buf) <= 0 ||
+            !(flags = strstr(buf, "\nflags:")))
+                return false;
+        v = strtoul(flags + 7, NULL, 8);
+        return (v & O_PATH) != 0;
 }
 
 /* Appends to FDS/TGT (up to FDS_PER_PROC_MAX) the fds listed in the /proc
@@ -211,7 +244,9 @@ static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char
                 if (fstatat(dirfd(d), name, &st, 0) < 0)
                         continue;
                 t = target_match(s, &st);
-                if (t < 0 && (st.st_mode & S_IFMT) == 0 && p->uring_fd < 0) {
+                /* one ring found holding, or unlisted, settles it */
+                if (t < 0 && (st.st_mode & S_IFMT) == 0 && p->uring_fd < 0 &&
+                    p->uring_unlisted < 0) {
                         /* anonymous inodes have no file type: is it an io_uring? */
                         char link[32];
                         ssize_t l = readlinkat(dirfd(d), name, link, sizeof link - 1);
@@ -226,7 +261,7 @@ static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char
                                 }
                         }
                 }
-                if (t < 0)
+                if (t < 0 || fd_is_o_path(procfd, path, name))
                         continue;
                 fds[*n] = (int) num;
                 tgt[*n] = (size_t) t;
@@ -256,6 +291,7 @@ static int proc_scan_fds(const struct xdev_linger_sweep *s, int procfd, struct p
         p->n_fds = 0;
         p->hidden_tid = 0;
         p->uring_fd = -1;
+        p->uring_unlisted = -1;
         p->cost = 0;
         p->over_budget = false;
         (void) snprintf(path, sizeof path, "%d/fd", (int) p->pid);
@@ -294,11 +330,17 @@ static int proc_scan_fds(const struct xdev_linger_sweep *s, int procfd, struct p
 
 /* P holds a target, or may: it was not read to the end. */
 static bool proc_holds(const struct proc *p) {
-        return p->n_fds > 0 || p->hidden_tid != 0 || p->uring_fd >= 0 || p->over_budget;
+        return p->n_fds > 0 || p->hidden_tid != 0 || p->uring_fd >= 0 || p->uring_unlisted >= 0 ||
+                p->over_budget;
 }
 
 static bool proc_is_exempt(const struct xdev_linger_sweep *s, const struct proc *p) {
         const struct xdev_linger_opts *o = s->opts;
+        /* root's daemon that borrowed the user's fsuid (a file server at
+         * her request) is root's; a set-user-ID program of hers has her
+         * real or saved uid */
+        if (p->ruid == 0 && p->euid == 0 && p->suid == 0)
+                return true;
         if (o->has_only) /* a setuid-root program of the user's is not exempt */
                 return o->only_uid == 0 || !proc_has_uid(p, o->only_uid) ||
                         (o->has_keep && o->keep_uid == o->only_uid);
@@ -463,6 +505,17 @@ static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct pr
                 else {
                         *ret_node = node;
                         why = "held as an io_uring registered file, which cannot be revoked";
+                }
+        }
+        if (p->uring_unlisted >= 0) {
+                if (policy == XDEV_LINGER_WARN)
+                        xdev_log(
+                                s->log, LOG_WARNING,
+                                "pid %d (\"%s\", uid %u) has an io_uring (fd %d) whose files the kernel did not list (its lock is held); lingering = warn, leaving it",
+                                (int) p->pid, p->comm, (unsigned) p->ruid, p->uring_unlisted);
+                else {
+                        *ret_node = p->n_fds > 0 ? s->targets[p->tgt[0]].path : "any shared node";
+                        why = "an io_uring whose files the kernel did not list (its lock is held), may hold it unseen";
                 }
         }
         if (p->over_budget) {
@@ -758,7 +811,7 @@ static int sweep_end_user(struct xdev_linger_sweep *s, int procfd, struct proc *
         /* what it holds is cut off before the signal: the grace period is
          * not a time to read keys in */
         uncut = proc_scan_fds(s, procfd, p) < 0 || p->uring_fd >= 0 || p->hidden_tid != 0 ||
-                p->over_budget || p->n_fds >= FDS_PER_PROC_MAX;
+                p->uring_unlisted >= 0 || p->over_budget || p->n_fds >= FDS_PER_PROC_MAX;
         for (size_t i = 0; i < p->n_fds; i++)
                 (void) fd_act(s, pidfd, p, i, true, &uncut);
         victim_add(s, pidfd, p, s->targets[0].path, "lingering = kill-user, the user logged out",

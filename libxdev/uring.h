@@ -6,10 +6,13 @@
 #include <stddef.h>
 
 /* Reads the fdinfo of a ring from FD to its end and looks in its
- * "UserFiles:" list for a file whose last path component is one of NAMES
- * (each shorter than 64 bytes). Each listed file adds one to *COST; past
+ * "UserFiles:" list for one of the nodes PATHS (absolute, each shorter than
+ * 64 bytes): a listed path that is one of them whole, or, as an older
+ * kernel prints it, a bare name that is one's last component. Each listed file adds one to *COST; past
  * BUDGET the reading stops. Returns 1 (the first name found in *RET_INDEX),
- * 0 when none is listed, -E2BIG past the budget, -errno when FD cannot be
- * read. */
-int xdev_uring_fdinfo_find(int fd, const char *const *names, size_t n_names, unsigned budget,
+ * 0 when none is listed, -E2BIG past the budget, -EAGAIN when the ring's
+ * files were not listed (the kernel could not take the ring's lock: no
+ * "UserFiles:" line, or on older kernels its count with no line under it):
+ * unknown, not empty; -errno when FD cannot be read. */
+int xdev_uring_fdinfo_find(int fd, const char *const *paths, size_t n_paths, unsigned budget,
                            unsigned *cost, size_t *ret_index);

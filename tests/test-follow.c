@@ -10,12 +10,16 @@
 #include <check.h>
 #include <errno.h>
 #include <dirent.h>
+#include <grp.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -1269,6 +1273,110 @@ START_TEST(test_daemon_reads_process_events_once_a_second) {
 }
 END_TEST
 
+/* Alice's process P, holding nothing, with a child C made by
+ * clone(CLONE_PARENT) (so C's parent is the test's root process, not P) and
+ * C's own child G; C and G hold /dev/tty0. */
+struct sibling_holders {
+        pid_t p, c, g;
+};
+
+static pid_t clone_parent_child(unsigned long flags) {
+        return (pid_t) syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
+}
+
+static struct sibling_holders sibling_holders_start(uid_t uid) {
+        struct sibling_holders h = { 0 };
+        int cp[2], gp[2];
+
+        ck_assert_int_eq(pipe(cp), 0);
+        ck_assert_int_eq(pipe(gp), 0);
+        h.p = fork();
+        ck_assert_int_ge(h.p, 0);
+        if (h.p == 0) {
+                (void) signal(SIGTERM, SIG_DFL);
+                int fd = open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+                if (fd < 0 || setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
+                        _exit(10);
+                pid_t c = clone_parent_child(CLONE_PARENT);
+                if (c == 0) {
+                        pid_t g = clone_parent_child(0);
+                        if (g == 0)
+                                for (;;)
+                                        pause();
+                        (void) !write(gp[1], &g, sizeof g);
+                        for (;;)
+                                pause();
+                }
+                (void) close(fd);
+                (void) !write(cp[1], &c, sizeof c);
+                for (;;)
+                        pause();
+        }
+        ck_assert_int_eq(read(cp[0], &h.c, sizeof h.c), (ssize_t) sizeof h.c);
+        ck_assert_int_eq(read(gp[0], &h.g, sizeof h.g), (ssize_t) sizeof h.g);
+        ck_assert_msg(h.c > 0 && h.g > 0, "the CLONE_PARENT child or its child did not start");
+        (void) close(cp[0]);
+        (void) close(cp[1]);
+        (void) close(gp[0]);
+        (void) close(gp[1]);
+        return h;
+}
+
+/* Whether xdevicesd's LOG names PID as a holder of /dev/tty0 it found. */
+static bool log_names_holder(const char *log, pid_t pid) {
+        char what[64];
+        snprintf(what, sizeof what, "pid %d (", (int) pid);
+        for (const char *p = log; (p = strstr(p, what)); p++) {
+                const char *eol = strchr(p, '\n');
+                const char *holds = strstr(p, "holds \"/dev/tty0\"");
+                if (holds && (!eol || holds < eol))
+                        return true;
+        }
+        return false;
+}
+
+/* A process of alice's whose parent is not hers (clone with CLONE_PARENT
+ * from her process, whose parent is root's), and that process's own child,
+ * each holding tty0: the sweep at a switch to bob finds both, as it finds
+ * any holder of hers (tty0 is not revocable and is left to them at a
+ * switch; an input node would be revoked: the qemu suite). */
+START_TEST(test_switch_sweeps_a_clone_parent_child_and_its_child) {
+        ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0); /* G comes back here */
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        h_set_active_vt(h_vt);
+        (void) unlink(H_ROOT "/xdevicesd.log"); /* this daemon's lines only */
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        struct sibling_holders h = sibling_holders_start(H_UID_ALICE);
+
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        char *log = read_text(H_ROOT "/xdevicesd.log");
+        bool c_found = log_names_holder(log, h.c), g_found = log_names_holder(log, h.g);
+        int pids[] = { h.c, h.g, h.p };
+        for (size_t i = 0; i < 3; i++) {
+                (void) kill(pids[i], SIGKILL);
+                (void) waitpid(pids[i], NULL, 0);
+        }
+        ck_assert_msg(c_found, "the switch to bob did not sweep alice's CLONE_PARENT child:\n%s",
+                      log);
+        ck_assert_msg(
+                g_found,
+                "the switch to bob did not sweep the child of alice's CLONE_PARENT child:\n%s",
+                log);
+        free(log);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("follow");
         TCase *tc = tcase_create("daemon");
@@ -1280,6 +1388,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_switch_writes_each_acl_once_and_reads_none);
         tcase_add_test(tc, test_daemon_sleeps_when_nothing_happens);
         tcase_add_test(tc, test_daemon_reads_process_events_once_a_second);
+        tcase_add_test(tc, test_switch_sweeps_a_clone_parent_child_and_its_child);
         tcase_add_test(tc, test_switch_grants_the_drm_cards_first);
         tcase_add_test(tc, test_login_in_the_background_holds_nothing);
         tcase_add_test(tc, test_crashed_daemon_leaves_the_follow_rule_in_force);

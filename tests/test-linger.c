@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <dirent.h>
+#include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -25,6 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/io_uring.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <security/pam_appl.h>
 
@@ -356,6 +360,72 @@ START_TEST(test_only_uid_matches_every_uid_of_a_process) {
 }
 END_TEST
 
+/* A root daemon (real, effective and saved uid 0) that borrowed alice's
+ * fsuid, as a file server does for her request, is not hers: her sweep
+ * leaves it, under kill and kill-user alike. */
+static int borrow_fsuid(void *data) {
+        const char *path = data;
+        if (open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                return 10;
+        (void) setfsuid(H_UID_ALICE);
+        return (uid_t) setfsuid((uid_t) -1) == H_UID_ALICE ? 0 : 11;
+}
+
+START_TEST(test_root_daemon_with_a_borrowed_fsuid_is_not_swept) {
+        static const enum xdev_linger policies[] = { XDEV_LINGER_KILL, XDEV_LINGER_KILL_USER };
+        for (size_t i = 0; i < 2; i++) {
+                struct holder h = { .pid = h_holder_spawn(borrow_fsuid, vtpath, 0, false) };
+                ck_assert_msg(h.pid > 0, "the root daemon did not start");
+                struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
+                struct xdev_linger_counts c = sweep(policies[i], &o);
+                bool alive = holder_alive(&h);
+                holder_stop(&h);
+                ck_assert_msg(alive && c.holders == 0,
+                              "a root daemon with alice's fsuid was swept as hers (policy %d, %u "
+                              "holders):\n%s",
+                              (int) policies[i], c.holders, logbuf);
+        }
+}
+END_TEST
+
+static int open_o_path(void *data) {
+        return open(data, O_PATH | O_CLOEXEC) >= 0 ? 0 : 10;
+}
+
+/* An O_PATH fd of a node reads nothing and takes no ioctl: its process is
+ * no holder, neither killed under kill nor killed as "revoke failed" at a
+ * VT switch (its input node cannot be revoked through it). */
+START_TEST(test_o_path_fd_is_left_alone) {
+        struct xdev_linger_target in = { .class = XDEV_CLASS_INPUT };
+        struct stat st;
+        ck_assert_int_eq(stat("/dev/input/event0", &st), 0);
+        in.rdev = st.st_rdev;
+        (void) snprintf(in.path, sizeof in.path, "/dev/input/event0");
+
+        struct holder h = { .pid = h_holder_spawn(open_o_path, vtpath, H_UID_ALICE, false) };
+        ck_assert_msg(h.pid > 0, "the O_PATH holder of %s did not start", vtpath);
+        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, NULL);
+        bool alive = holder_alive(&h);
+        holder_stop(&h);
+        ck_assert_msg(alive && c.holders == 0,
+                      "lingering = kill: an O_PATH fd of %s made a holder (%u):\n%s", vtpath,
+                      c.holders, logbuf);
+
+        h = (struct holder) { .pid = h_holder_spawn(open_o_path, "/dev/input/event0", H_UID_ALICE,
+                                                    false) };
+        ck_assert_msg(h.pid > 0, "the O_PATH holder of event0 did not start");
+        struct xdev_linger_opts o = { .policy = XDEV_LINGER_REVOKE,
+                                      .in_session = true,
+                                      .grace_ms = XDEV_LINGER_GRACE_MAX_MS };
+        ck_assert_int_eq(xdev_linger_sweep(&in, 1, &o, &test_log, &c), 0);
+        alive = holder_alive(&h);
+        holder_stop(&h);
+        ck_assert_msg(alive && c.holders == 0,
+                      "at a VT switch an O_PATH fd of event0 made a holder (%u):\n%s", c.holders,
+                      logbuf);
+}
+END_TEST
+
 /* kill-user at a logout ends every process of the user, holder or not (fds
  * in flight or in rings cannot hide there); at a VT switch it only revokes. */
 START_TEST(test_kill_user_ends_every_process_of_the_user) {
@@ -401,6 +471,129 @@ END_TEST
  * large as RLIMIT_NOFILE lets a table be (past index 99999 the kernel no
  * longer indents it, "%5u: ": the fuzz seeds cover that where the hard
  * limit is lower). */
+/* A ring holding alice's own regular file named event1 holds no node:
+ * a ring's file is matched by its path, not its last component. */
+START_TEST(test_io_uring_file_of_the_same_name_is_not_a_holder) {
+        struct xdev_linger_target in = { .class = XDEV_CLASS_INPUT };
+        struct stat st;
+        ck_assert_int_eq(stat("/dev/input/event1", &st), 0);
+        in.rdev = st.st_rdev;
+        (void) snprintf(in.path, sizeof in.path, "/dev/input/event1");
+        ck_assert_int_eq(mkdir(H_ROOT "/alice", 0755) == 0 || errno == EEXIST, 1);
+        h_write_file(H_ROOT "/alice/event1", "notes\n", 0600, H_UID_ALICE);
+
+        struct holder h = holder_start_uring(H_ROOT "/alice/event1", H_UID_ALICE);
+        if (h.pid == 0) {
+                fprintf(stderr, "test-linger: io_uring is not available here\n");
+                return;
+        }
+        struct xdev_linger_counts c;
+        struct xdev_linger_opts o = { .policy = XDEV_LINGER_REVOKE,
+                                      .in_session = true,
+                                      .grace_ms = XDEV_LINGER_GRACE_MAX_MS };
+        ck_assert_int_eq(xdev_linger_sweep(&in, 1, &o, &test_log, &c), 0);
+        bool alive = holder_alive(&h);
+        holder_stop(&h);
+        ck_assert_msg(alive && c.holders == 0,
+                      "a ring holding a regular file named event1 was taken for a holder of "
+                      "/dev/input/event1 (%u):\n%s",
+                      c.holders, logbuf);
+}
+END_TEST
+
+/* A ring holding PATH whose lock is held for good: a thread of the
+ * holder updates the ring's files from an array on a page that faults
+ * into a userfaultfd nobody serves, so the kernel waits in the copy with
+ * the ring's lock held (the user's own FUSE file does the same), and the
+ * ring's fdinfo lists none of its files. Returns pid 0 when io_uring or
+ * userfaultfd is unavailable. */
+struct busy_ring {
+        int ring;
+        void *page;
+};
+
+static void *thread_stall_ring(void *data) {
+        struct busy_ring *b = data;
+        struct io_uring_files_update up = { .offset = 0, .fds = (uint64_t) (uintptr_t) b->page };
+        (void) syscall(SYS_io_uring_register, b->ring, IORING_REGISTER_FILES_UPDATE, &up, 1);
+        return NULL;
+}
+
+static char busy_ring_setup(const char *path, uid_t uid, struct busy_ring *b) {
+        struct io_uring_params params = { 0 };
+        struct uffdio_api api = { .api = UFFD_API };
+        int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        /* created by root: it may take the kernel's own faults */
+        int uffd = (int) syscall(SYS_userfaultfd, O_CLOEXEC);
+        b->ring = (int) syscall(SYS_io_uring_setup, 4, &params);
+        b->page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (fd < 0 || uffd < 0 || b->ring < 0 || b->page == MAP_FAILED ||
+            ioctl(uffd, UFFDIO_API, &api) < 0)
+                return 'x';
+        struct uffdio_register reg = { .range = { (uint64_t) (uintptr_t) b->page, 4096 },
+                                       .mode = UFFDIO_REGISTER_MODE_MISSING };
+        if (ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 ||
+            syscall(SYS_io_uring_register, b->ring, IORING_REGISTER_FILES, &fd, 1) < 0)
+                return 'x';
+        (void) close(fd);
+        if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                return 'x';
+        return 'r';
+}
+
+static struct holder holder_start_busy_ring(const char *path, uid_t uid) {
+        struct holder h = { 0 };
+        int p[2];
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        h.pid = fork();
+        ck_assert_int_ge(h.pid, 0);
+        if (h.pid == 0) {
+                struct busy_ring b;
+                pthread_t t;
+                (void) signal(SIGTERM, SIG_DFL);
+                c = busy_ring_setup(path, uid, &b);
+                if (c == 'r' && pthread_create(&t, NULL, thread_stall_ring, &b) != 0)
+                        c = 'x';
+                (void) usleep(100 * 1000); /* the thread in its copy */
+                (void) write(p[1], &c, 1);
+                if (c != 'r')
+                        _exit(12);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        (void) close(p[0]);
+        if (c != 'r') {
+                (void) waitpid(h.pid, NULL, 0);
+                h.pid = 0;
+        }
+        return h;
+}
+
+/* A ring whose fdinfo lists nothing because its lock is held is unknown,
+ * not empty: its process is taken for unreachable and ended at a switch. */
+START_TEST(test_io_uring_with_its_lock_held_is_unreachable) {
+        struct holder h = holder_start_busy_ring(vtpath, H_UID_ALICE);
+        if (h.pid == 0) {
+                fprintf(stderr, "test-linger: io_uring or userfaultfd is not available here\n");
+                return;
+        }
+        struct xdev_linger_counts c;
+        struct xdev_linger_opts o = { .policy = XDEV_LINGER_REVOKE,
+                                      .in_session = true,
+                                      .grace_ms = XDEV_LINGER_GRACE_MAX_MS };
+        ck_assert_int_eq(xdev_linger_sweep(&vt_target, 1, &o, &test_log, &c), 0);
+        bool alive = holder_alive(&h);
+        holder_stop(&h);
+        ck_assert_msg(!alive && c.holders == 1,
+                      "a ring whose lock was held hid %s: its holder %s (%u holders):\n%s", vtpath,
+                      alive ? "survived the switch" : "ended", c.holders, logbuf);
+}
+END_TEST
+
 START_TEST(test_io_uring_padded_past_any_read_is_found) {
         struct rlimit rl;
         ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
@@ -1303,9 +1496,13 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_new_holder_is_never_touched);
         tcase_add_test(tc, test_only_uid_limits_the_sweep);
         tcase_add_test(tc, test_only_uid_matches_every_uid_of_a_process);
+        tcase_add_test(tc, test_root_daemon_with_a_borrowed_fsuid_is_not_swept);
+        tcase_add_test(tc, test_o_path_fd_is_left_alone);
         tcase_add_test(tc, test_kill_user_ends_every_process_of_the_user);
         tcase_add_test(tc, test_io_uring_registered_file_is_found);
         tcase_add_test(tc, test_io_uring_padded_past_any_read_is_found);
+        tcase_add_test(tc, test_io_uring_file_of_the_same_name_is_not_a_holder);
+        tcase_add_test(tc, test_io_uring_with_its_lock_held_is_unreachable);
         tcase_add_test(tc, test_process_over_the_scan_budget_is_terminated);
         tcase_add_test(tc, test_process_without_the_node_is_not_a_holder);
         tcase_add_test(tc, test_found_through_another_name);

@@ -120,7 +120,7 @@ static int fdinfo(const char *text) {
 }
 
 static int find(const char *text, unsigned budget, unsigned *cost, size_t *idx) {
-        static const char *const names[] = { "event3", "card0" };
+        static const char *const names[] = { "/dev/input/event3", "/dev/dri/card0" };
         int fd = fdinfo(text), r;
 
         *cost = 0;
@@ -144,17 +144,26 @@ START_TEST(test_fdinfo_lists) {
         /* an older kernel: bare names */
         ck_assert_int_eq(find("UserFiles:\t1\n    0: event3\n", 8192, &cost, &idx), 1);
         ck_assert_uint_eq(idx, 0);
-        /* none of the names; a name that only ends like one */
-        ck_assert_int_eq(find("UserFiles:\t2\n    0: /tmp/x\n    1: /tmp/myevent3\n", 8192, &cost,
-                              &idx),
+        /* none of the names; a name that only ends like one; a file of
+         * the node's name that is not the node (the user's own event3) */
+        ck_assert_int_eq(find("UserFiles:\t3\n    0: /tmp/x\n    1: /tmp/myevent3\n    2: "
+                              "/home/alice/event3\n",
+                              8192, &cost, &idx),
                          0);
         ck_assert_uint_eq(idx, 99);
-        /* a name before the list is not in it; a ring whose lock was busy
-         * lists nothing */
+        /* a name before the list is not in it */
         ck_assert_int_eq(find("    0: /dev/dri/card0\nUserFiles:\t0\n", 8192, &cost, &idx), 0);
-        ck_assert_int_eq(find("SqMask:\t0x3\n", 8192, &cost, &idx), 0);
-        /* a last line without its newline is not whole */
-        ck_assert_int_eq(find("UserFiles:\t1\n    0: /dev/dri/card0", 8192, &cost, &idx), 0);
+        /* a ring whose lock was busy lists nothing: unknown, not empty (a
+         * newer kernel prints no io_uring section; an older one the count
+         * of its files and none of them) */
+        ck_assert_int_eq(find("pos:\t0\nflags:\t02\n", 8192, &cost, &idx), -EAGAIN);
+        ck_assert_int_eq(find("SqMask:\t0x3\nUserFiles:\t2\nUserBufs:\t0\n", 8192, &cost, &idx),
+                         -EAGAIN);
+        ck_assert_int_eq(find("UserFiles:\t2\n    1: /dev/null\nUserBufs:\t0\n", 8192, &cost, &idx),
+                         0);
+        /* a last line without its newline is not whole: the one file
+         * counted is not listed, unknown */
+        ck_assert_int_eq(find("UserFiles:\t1\n    0: /dev/dri/card0", 8192, &cost, &idx), -EAGAIN);
         /* indexes past 99999 are not padded */
         ck_assert_int_eq(find("UserFiles:\t1\n100000: /dev/input/event3\n", 8192, &cost, &idx), 1);
 }
@@ -171,14 +180,15 @@ START_TEST(test_fdinfo_long) {
         off += (size_t) snprintf(text + off, size - off, "UserFiles:\t3001\n");
         for (unsigned i = 0; i < 3000; i++)
                 off += (size_t) snprintf(text + off, size - off, "%5u: /dev/null\n", i);
-        /* a directory name of 100000 bytes, then the node's name */
+        /* a directory name of 100000 bytes, then the node's name: not the
+         * node; then the node */
         off += (size_t) snprintf(text + off, size - off, "3000: /");
         memset(text + off, 'd', 100000);
         off += 100000;
-        off += (size_t) snprintf(text + off, size - off, "/card0\n");
+        off += (size_t) snprintf(text + off, size - off, "/card0\n3001: /dev/dri/card0\n");
         ck_assert_int_eq(find(text, 8192, &cost, &idx), 1);
         ck_assert_uint_eq(idx, 1);
-        ck_assert_uint_eq(cost, 3000);
+        ck_assert_uint_eq(cost, 3001);
         /* the same list over a budget of 1000 lines */
         ck_assert_int_eq(find(text, 1000, &cost, &idx), -E2BIG);
         ck_assert_uint_eq(cost, 1001);

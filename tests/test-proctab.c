@@ -14,8 +14,11 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -323,12 +326,143 @@ START_TEST(test_sweep_fed_by_the_table_finds_what_the_walk_finds) {
 }
 END_TEST
 
+/* A fork loop on each core until killed: the load of a parallel build or
+ * a boot, as far as the proc connector sees it. */
+static size_t storm_start(pid_t *pids, size_t max) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        size_t n = cores > 0 && (size_t) cores * 4 < max ? (size_t) cores * 4 : max;
+
+        for (size_t i = 0; i < n; i++) {
+                pids[i] = fork();
+                ck_assert_int_ge(pids[i], 0);
+                if (pids[i] == 0) {
+                        (void) signal(SIGTERM, SIG_DFL);
+                        (void) signal(SIGCHLD, SIG_IGN); /* reaped by the kernel */
+                        for (;;)
+                                if (fork() == 0)
+                                        _exit(0);
+                }
+        }
+        return n;
+}
+
+static void storm_stop(const pid_t *pids, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                (void) kill(pids[i], SIGKILL);
+                (void) waitpid(pids[i], NULL, 0);
+        }
+}
+
+/* The table opens under any fork load: its start-up test of the events
+ * finds its own child's among any number of others, within its time. */
+START_TEST(test_table_opens_under_a_fork_storm) {
+        pid_t storm[16];
+        size_t n = storm_start(storm, 16);
+        int failed = 0, first_error = 0;
+
+        usleep(100 * 1000); /* the storm under way */
+        for (int i = 0; i < 20; i++) {
+                struct xdev_proctab *t = NULL;
+                int r = xdev_proctab_open(&t, 0, NULL);
+                if (r < 0 && !failed++)
+                        first_error = r;
+                xdev_proctab_free(t);
+        }
+        storm_stop(storm, n);
+        ck_assert_msg(failed == 0,
+                      "the table failed to open %d of 20 times under %zu fork loops (4 a core): "
+                      "%s",
+                      failed, n, strerror(-first_error));
+}
+END_TEST
+
+/* Whether the running kernel is at least MAJOR.MINOR. */
+static bool kernel_at_least(int major, int minor) {
+        struct utsname u;
+        int ma = 0, mi = 0;
+        ck_assert_int_eq(uname(&u), 0);
+        ck_assert_int_eq(sscanf(u.release, "%d.%d", &ma, &mi), 2);
+        return ma > major || (ma == major && mi >= minor);
+}
+
+/* Only the events the table uses come where the kernel filters them
+ * (Linux 6.6): a process renaming itself in a loop (PROC_EVENT_COMM) is
+ * not read event by event. */
+START_TEST(test_table_subscribes_only_to_the_events_it_uses) {
+        struct xdev_proctab *t = table_open(0);
+        struct xdev_proctab_stats before, after;
+
+        ck_assert_int_ge(xdev_proctab_drain(t), 0);
+        xdev_proctab_stats(t, &before);
+        if (!kernel_at_least(6, 6)) {
+                fprintf(stderr, "test-proctab: no event filter before Linux 6.6\n");
+                xdev_proctab_free(t);
+                return;
+        }
+        ck_assert_msg(before.filtered, "the kernel sends events the table does not use");
+        pid_t r = fork();
+        ck_assert_int_ge(r, 0);
+        if (r == 0) {
+                for (int i = 0; i < 5000; i++)
+                        (void) prctl(PR_SET_NAME, i % 2 ? "renamed-a" : "renamed-b");
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(r, NULL, 0), r);
+        ck_assert_int_ge(xdev_proctab_drain(t), 0);
+        xdev_proctab_stats(t, &after);
+        /* its fork and exit, and whatever else ran meanwhile */
+        ck_assert_msg(after.events - before.events < 1000, "%llu events read for 5000 renames",
+                      (unsigned long long) (after.events - before.events));
+        xdev_proctab_free(t);
+}
+END_TEST
+
+/* A child made with clone(CLONE_PARENT) names its creator's parent in
+ * its fork event: here this root process, while the creator took alice's
+ * uids and is gone before the table reads it. The child is alice's. */
+START_TEST(test_clone_parent_child_of_a_gone_creator_is_filed_under_its_uids) {
+        struct xdev_proctab *t = table_open(0);
+        int cp[2], hold[2];
+        pid_t c = 0;
+        char x;
+
+        ck_assert_int_ge(xdev_proctab_drain(t), 0);
+        ck_assert_int_eq(pipe(cp), 0);
+        ck_assert_int_eq(pipe(hold), 0);
+        pid_t p = fork();
+        ck_assert_int_ge(p, 0);
+        if (p == 0) {
+                if (setresuid(PT_UID_A, PT_UID_A, PT_UID_A) < 0)
+                        _exit(1);
+                c = (pid_t) syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0);
+                if (c == 0) {
+                        (void) close(hold[1]);
+                        (void) read(hold[0], &x, 1);
+                        _exit(0);
+                }
+                (void) write(cp[1], &c, sizeof c);
+                _exit(0);
+        }
+        (void) close(hold[0]);
+        ck_assert_int_eq(read(cp[0], &c, sizeof c), (ssize_t) sizeof c);
+        ck_assert_int_eq(waitpid(p, NULL, 0), p);
+        bool found = listed(t, PT_UID_A, c, NULL);
+        (void) close(hold[1]);
+        (void) waitpid(c, NULL, 0);
+        ck_assert_msg(found, "alice's CLONE_PARENT child was not filed under her uid");
+        xdev_proctab_free(t);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("proctab");
         TCase *tc = tcase_create("proctab");
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_table_follows_fork_uid_changes_and_exit);
+        tcase_add_test(tc, test_clone_parent_child_of_a_gone_creator_is_filed_under_its_uids);
         tcase_add_test(tc, test_lost_events_reseed_the_table);
+        tcase_add_test(tc, test_table_opens_under_a_fork_storm);
+        tcase_add_test(tc, test_table_subscribes_only_to_the_events_it_uses);
         tcase_add_test(tc, test_no_events_in_a_pid_namespace);
         tcase_add_test(tc, test_sweep_fed_by_the_table_finds_what_the_walk_finds);
         suite_add_tcase(s, tc);

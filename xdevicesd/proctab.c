@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #define RCVBUF_DEFAULT (4u << 20)
+#define SELF_TEST_MS 2000 /* the start-up test's bound, whatever the load */
 #define CAP_SETUID_BIT 7
 #define KTHREADD_PID 2
 
@@ -33,14 +35,17 @@ enum {
         E_SETID = 1u << 2,    /* CAP_SETUID permitted: may take any fsuid silently */
         E_EXITING = 1u << 3,  /* its leader exited: gone, or a zombie with threads */
         E_UNREAD = 1u << 5,   /* its status could not be parsed: listed for every uid */
+        E_MIXED = 1u << 6,    /* may have a child of other uids: its children are read */
         E_TOMBSTONE = 1u << 4 /* a removed slot (open addressing) */
 };
 
 struct entry {
         pid_t pid;
+        pid_t ppid; /* its parent's tgid, as last known */
         unsigned flags;
-        uid_t uid[4];     /* real, effective, saved, fs */
-        uint64_t read_ns; /* CLOCK_MONOTONIC before its status was read, 0: copied */
+        unsigned children; /* forks filed under it (at least: an estimate) */
+        uid_t uid[4];      /* real, effective, saved, fs */
+        uint64_t read_ns;  /* CLOCK_MONOTONIC before its status was read, 0: copied */
 };
 
 struct xdev_proctab {
@@ -52,6 +57,7 @@ struct xdev_proctab {
         size_t used; /* slots in use or tombstoned */
         size_t live;
         bool fsuid_events; /* setfsuid() sends an event (self_test) */
+        bool filtered;     /* the kernel took the event filter (self_test) */
         struct xdev_proctab_stats stats;
 };
 
@@ -150,6 +156,7 @@ static int read_proc(struct xdev_proctab *t, struct entry *e) {
                 return -EIO;
         }
         e->flags &= ~(E_KERNEL | E_SETID | E_UNREAD);
+        e->ppid = st.ppid;
         /* kthreadd's children are kernel threads; pid 2 itself */
         if (e->pid == KTHREADD_PID || st.ppid == KTHREADD_PID)
                 e->flags |= E_KERNEL;
@@ -160,10 +167,62 @@ static int read_proc(struct xdev_proctab *t, struct entry *e) {
         return 0;
 }
 
-static void reread(struct xdev_proctab *t, pid_t pid) {
-        struct entry *e = upsert(t, pid);
-        if (e && read_proc(t, e) == -ESRCH)
+static bool uids_differ(const struct entry *a, const struct entry *b) {
+        return memcmp(a->uid, b->uid, sizeof a->uid) != 0;
+}
+
+/* A fork names the creator's parent, not the creator, under CLONE_PARENT
+ * (and an orphan's new parent is init or a subreaper): the child has the
+ * creator's uids, which are its named parent's only when every child of
+ * that parent has the parent's uids. A parent with a child of other uids
+ * is marked, and the children it is named for are read, not copied. */
+static void mixed_note(struct xdev_proctab *t, const struct entry *e) {
+        struct entry *parent = e->ppid > 0 ? find(t, e->ppid) : NULL;
+        if (parent && (uids_differ(parent, e) || (e->flags & (E_MIXED | E_UNREAD))))
+                parent->flags |= E_MIXED;
+}
+
+/* Reads PID again. UID_CHANGED: after its change of uids, which its
+ * parent then may not share. */
+static void reread(struct xdev_proctab *t, pid_t pid, bool uid_changed) {
+        struct entry *e = find(t, pid), before = { 0 }, *parent;
+        bool known = e && !(e->flags & E_UNREAD);
+
+        if (e)
+                before = *e;
+        else if (!(e = upsert(t, pid)))
+                return;
+        if (read_proc(t, e) == -ESRCH) {
+                /* gone before it was read: a child it made meanwhile under
+                 * CLONE_PARENT names its parent, whose children are read */
+                if (uid_changed && before.ppid > 0 && (parent = find(t, before.ppid)))
+                        parent->flags |= E_MIXED;
                 drop(t, e);
+                return;
+        }
+        /* its children forked before the change keep its old uids */
+        if (known && before.children > 0 && uids_differ(&before, e))
+                e->flags |= E_MIXED;
+        mixed_note(t, e);
+}
+
+/* Its leader exited: its children went to init or a subreaper, whose
+ * uids may not be theirs. Read them again (their new parent is known by
+ * now: the kernel reparents before it sends the exit). */
+static void orphans_note(struct xdev_proctab *t, pid_t pid) {
+        for (size_t i = 0; i < t->cap; i++) {
+                struct entry *e = &t->slots[i];
+                if (!(e->flags & E_USED) || e->ppid != pid || (e->flags & E_EXITING))
+                        continue;
+                if (read_proc(t, e) == -ESRCH) {
+                        drop(t, e);
+                        continue;
+                }
+                struct entry *parent = e->ppid > 0 ? find(t, e->ppid) : NULL;
+                if (parent)
+                        parent->children++;
+                mixed_note(t, e);
+        }
 }
 
 /* Empties the table and reads every process of /proc. */
@@ -180,76 +239,152 @@ static int seed(struct xdev_proctab *t) {
                 return r;
         while (xdev_numdir_next(d, &num, NULL))
                 if (num != 0)
-                        reread(t, (pid_t) num);
+                        reread(t, (pid_t) num, false);
         (void) closedir(d);
+        /* a parent read after its child is marked here */
+        for (size_t i = 0; i < t->cap; i++) {
+                struct entry *e = &t->slots[i], *parent;
+                if (!(e->flags & E_USED) || e->ppid <= 0 || !(parent = find(t, e->ppid)))
+                        continue;
+                parent->children++;
+                mixed_note(t, e);
+        }
         return 0;
 }
 
 /* --- the connector -------------------------------------------------------- */
 
-static int mcast(int sock, enum proc_cn_mcast_op op) {
-        /* nlmsghdr, cn_msg (whose data[] is the op), the op: one buffer */
-        char buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof op)] __attribute__((aligned(8)));
+/* The subscription with an event filter (Linux 6.6, struct proc_input of
+ * its linux/cn_proc.h, not in older headers): an older kernel ignores a
+ * message of this length and keeps the plain subscription. */
+struct mcast_filtered {
+        uint32_t op;     /* enum proc_cn_mcast_op */
+        uint32_t events; /* enum proc_cn_event: a mask of PROC_EVENT_* */
+};
+
+/* The events the table uses: a PR_SET_NAME loop (PROC_EVENT_COMM) or a
+ * ptrace then wakes the daemon no more. */
+#define EVENTS_USED (PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_UID | PROC_EVENT_EXIT)
+
+static int mcast_send(int sock, const void *data, size_t len) {
+        /* nlmsghdr, cn_msg (whose data[] is DATA): one buffer */
+        char buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct mcast_filtered))]
+                __attribute__((aligned(8)));
         struct nlmsghdr *nl = (struct nlmsghdr *) buf;
         struct cn_msg *cn = NLMSG_DATA(nl);
 
         memset(buf, 0, sizeof buf);
-        nl->nlmsg_len = NLMSG_LENGTH(sizeof *cn + sizeof op);
+        nl->nlmsg_len = NLMSG_LENGTH(sizeof *cn + len);
         nl->nlmsg_type = NLMSG_DONE;
         cn->id.idx = CN_IDX_PROC;
         cn->id.val = CN_VAL_PROC;
-        cn->len = sizeof op;
-        memcpy(cn->data, &op, sizeof op);
+        cn->len = (uint16_t) len;
+        memcpy(cn->data, data, len);
         return send(sock, buf, nl->nlmsg_len, 0) == (ssize_t) nl->nlmsg_len ? 0 : -errno;
 }
 
-static void apply(struct xdev_proctab *t, const struct proc_event *ev) {
+static int mcast(int sock, enum proc_cn_mcast_op op) {
+        uint32_t v = (uint32_t) op;
+        return mcast_send(sock, &v, sizeof v);
+}
+
+/* Subscribes to every event, then narrows it to the events used where the
+ * kernel can (a second LISTEN only replaces the filter). */
+static int mcast_listen(int sock) {
+        struct mcast_filtered f = { .op = PROC_CN_MCAST_LISTEN, .events = EVENTS_USED };
+        int r = mcast(sock, PROC_CN_MCAST_LISTEN);
+        if (r == 0)
+                (void) mcast_send(sock, &f, sizeof f);
+        return r;
+}
+
+/* Whether a child of PARENT forked at WHEN has PARENT's uids as the table
+ * has them: forked by its leader (a thread may have uids of its own), not
+ * under CLONE_PARENT by a child of other uids (E_MIXED), and PARENT read
+ * before the fork (its uids may be newer than the child's). */
+static bool fork_may_copy(const struct entry *parent, pid_t by, uint64_t when) {
+        return parent && by == parent->pid &&
+                !(parent->flags & (E_EXITING | E_KERNEL | E_MIXED | E_UNREAD)) &&
+                parent->read_ns <= when;
+}
+
+static void fork_apply(struct xdev_proctab *t, const struct fork_proc_event *f, uint64_t when) {
         struct entry *e, *parent;
 
-        switch (ev->what) {
-        case PROC_EVENT_FORK: {
-                uint64_t when = ev->timestamp_ns;
-                /* a thread is its group's: only a new group is a process */
-                if (ev->event_data.fork.child_pid != ev->event_data.fork.child_tgid)
-                        return;
-                e = find(t, ev->event_data.fork.child_tgid);
-                if (e && !(e->flags & E_EXITING) && e->read_ns > when)
-                        return; /* read after the fork (the seed): newer than a copy */
-                e = upsert(t, ev->event_data.fork.child_tgid);
-                if (!e)
-                        return;
-                parent = find(t, ev->event_data.fork.parent_tgid);
-                if (ev->event_data.fork.parent_tgid == KTHREADD_PID) {
-                        *e = (struct entry) { .pid = e->pid, .flags = E_USED | E_KERNEL };
-                } else if (parent && !(parent->flags & (E_EXITING | E_KERNEL)) &&
-                           parent->read_ns <= when) {
-                        /* the child has its parent's credentials of that
-                         * moment; a change after it comes as an event */
-                        e->flags = E_USED | (parent->flags & (E_SETID | E_UNREAD));
-                        memcpy(e->uid, parent->uid, sizeof e->uid);
-                        e->read_ns = 0;
-                } else {
-                        /* the parent is unknown, or was read after the fork
-                         * (its uids may be newer than the child's) */
-                        e->flags = E_USED;
-                        if (read_proc(t, e) == -ESRCH)
-                                drop(t, e);
-                }
-                break;
+        /* a thread is its group's: only a new group is a process */
+        if (f->child_pid != f->child_tgid)
+                return;
+        e = find(t, f->child_tgid);
+        if (e && !(e->flags & E_EXITING) && e->read_ns > when)
+                return; /* read after the fork (the seed): newer than a copy */
+        e = upsert(t, f->child_tgid);
+        if (!e)
+                return;
+        parent = find(t, f->parent_tgid);
+        if (parent)
+                parent->children++;
+        if (f->parent_tgid == KTHREADD_PID) {
+                *e = (struct entry) { .pid = e->pid, .flags = E_USED | E_KERNEL };
+        } else if (fork_may_copy(parent, f->parent_pid, when)) {
+                /* the child has its parent's credentials of that moment; a
+                 * change after it comes as an event */
+                *e = (struct entry) { .pid = e->pid,
+                                      .ppid = parent->pid,
+                                      .flags = E_USED | (parent->flags & E_SETID) };
+                memcpy(e->uid, parent->uid, sizeof e->uid);
+        } else {
+                *e = (struct entry) { .pid = e->pid, .ppid = f->parent_tgid, .flags = E_USED };
+                t->stats.fork_reads++;
+                if (read_proc(t, e) == -ESRCH)
+                        drop(t, e);
+                else
+                        mixed_note(t, e);
         }
+}
+
+/* A thread that changed its uids alone (the raw syscall, not glibc's
+ * change of every thread) forks children of its uids, whose named parent
+ * is its group's, or under CLONE_PARENT its group's parent. */
+static void thread_uid_note(struct xdev_proctab *t, const struct proc_event *ev) {
+        struct entry *e = find(t, ev->event_data.id.process_tgid), *parent;
+        if (!e || ev->event_data.id.process_pid == ev->event_data.id.process_tgid)
+                return;
+        if (ev->event_data.id.r.ruid == e->uid[0] && ev->event_data.id.e.euid == e->uid[1])
+                return;
+        e->flags |= E_MIXED;
+        parent = e->ppid > 0 ? find(t, e->ppid) : NULL;
+        if (parent)
+                parent->flags |= E_MIXED;
+}
+
+static void exit_apply(struct xdev_proctab *t, pid_t pid) {
+        struct entry *e = find(t, pid), *parent;
+        if (!e)
+                return;
+        /* its other threads may live on: checked when listed */
+        e->flags |= E_EXITING;
+        parent = e->ppid > 0 ? find(t, e->ppid) : NULL;
+        if (parent && parent->children > 0)
+                parent->children--;
+        if (e->children > 0)
+                orphans_note(t, pid);
+}
+
+static void apply(struct xdev_proctab *t, const struct proc_event *ev) {
+        switch (ev->what) {
+        case PROC_EVENT_FORK:
+                fork_apply(t, &ev->event_data.fork, ev->timestamp_ns);
+                break;
         case PROC_EVENT_EXEC:
-                reread(t, ev->event_data.exec.process_tgid);
+                reread(t, ev->event_data.exec.process_tgid, false);
                 break;
         case PROC_EVENT_UID:
-                reread(t, ev->event_data.id.process_tgid);
+                reread(t, ev->event_data.id.process_tgid, true);
+                thread_uid_note(t, ev);
                 break;
         case PROC_EVENT_EXIT:
-                if (ev->event_data.exit.process_pid != ev->event_data.exit.process_tgid)
-                        return;
-                /* its other threads may live on: checked when listed */
-                e = find(t, ev->event_data.exit.process_tgid);
-                if (e)
-                        e->flags |= E_EXITING;
+                if (ev->event_data.exit.process_pid == ev->event_data.exit.process_tgid)
+                        exit_apply(t, ev->event_data.exit.process_tgid);
                 break;
         default:
                 break;
@@ -327,56 +462,68 @@ int xdev_proctab_drain(struct xdev_proctab *t) {
         return events;
 }
 
-/* Forks a child that changes its fsuid and exits, and waits (bounded) for
- * its events: the kernel sends none outside the initial pid and user
- * namespaces, and says nothing of it. Whether setfsuid() sends one
- * (PROC_EVENT_UID; Linux 6.18 does) decides whether a process that may
- * take any fsuid (CAP_SETUID) must be read at every sweep. */
-static int self_test(struct xdev_proctab *t) {
-        char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
-        bool forked = false, exited = false;
-        pid_t child = fork();
+struct self_test {
+        pid_t child;
+        bool forked, exited, uid, comm;
+};
 
-        if (child < 0)
+static void self_test_see(struct self_test *st, const char *buf, size_t n) {
+        for (const struct nlmsghdr *h = (const struct nlmsghdr *) buf; NLMSG_OK(h, n);
+             h = NLMSG_NEXT(h, n)) {
+                const struct cn_msg *cn = NLMSG_DATA(h);
+                struct proc_event ev;
+                if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof ev))
+                        continue;
+                memcpy(&ev, cn->data, sizeof ev); /* a 4-byte offset: copied */
+                if (ev.what == PROC_EVENT_FORK && ev.event_data.fork.child_tgid == st->child)
+                        st->forked = true;
+                else if (ev.what == PROC_EVENT_UID && ev.event_data.id.process_tgid == st->child)
+                        st->uid = true;
+                else if (ev.what == PROC_EVENT_COMM && ev.event_data.comm.process_tgid == st->child)
+                        st->comm = true;
+                else if (ev.what == PROC_EVENT_EXIT && ev.event_data.exit.process_tgid == st->child)
+                        st->exited = true;
+        }
+}
+
+/* Forks a child that changes its fsuid and its name and exits, and reads
+ * every event until its exit or SELF_TEST_MS, however many others come
+ * (a boot, a build): the kernel sends none outside the initial pid and
+ * user namespaces, and says nothing of it. Whether setfsuid() sends one
+ * (PROC_EVENT_UID; Linux 6.18 does) decides whether a process that may
+ * take any fsuid (CAP_SETUID) must be read at every sweep; a name change
+ * seen says the kernel did not take the event filter. */
+static int self_test(struct xdev_proctab *t) {
+        char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+        struct self_test st = { .child = fork() };
+        uint64_t end = now_ns() + (uint64_t) SELF_TEST_MS * 1000000u;
+
+        if (st.child < 0)
                 return -errno;
-        if (child == 0) {
+        if (st.child == 0) {
                 (void) setfsuid(65534);
+                (void) prctl(PR_SET_NAME, "xdevicesd-test");
                 _exit(0);
         }
-        (void) waitpid(child, NULL, 0);
-        t->fsuid_events = false;
-        for (int tries = 0; tries < 50 && !exited; tries++) {
+        (void) waitpid(st.child, NULL, 0);
+        for (uint64_t now = now_ns(); !st.exited && now < end; now = now_ns()) {
                 struct pollfd pfd = { .fd = t->sock, .events = POLLIN };
-                if (poll(&pfd, 1, 20) <= 0)
+                if (poll(&pfd, 1, (int) ((end - now) / 1000000u) + 1) <= 0)
                         continue;
                 ssize_t n = recv(t->sock, buf, sizeof buf, MSG_DONTWAIT);
                 if (n < 0 && errno == ENOBUFS) {
                         /* events come, faster than read: whether setfsuid
                          * sends one is not known, so take it that it does not */
                         t->fsuid_events = false;
+                        t->filtered = false;
                         return 0;
                 }
-                if (n < 0)
-                        continue;
-                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, (size_t) n);
-                     h = NLMSG_NEXT(h, n)) {
-                        const struct cn_msg *cn = NLMSG_DATA(h);
-                        if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof(struct proc_event)))
-                                continue;
-                        struct proc_event e;
-                        memcpy(&e, cn->data, sizeof e); /* a 4-byte offset: copied */
-                        const struct proc_event *ev = &e;
-                        if (ev->what == PROC_EVENT_FORK && ev->event_data.fork.child_tgid == child)
-                                forked = true;
-                        else if (ev->what == PROC_EVENT_UID &&
-                                 ev->event_data.id.process_tgid == child)
-                                t->fsuid_events = true;
-                        else if (ev->what == PROC_EVENT_EXIT &&
-                                 ev->event_data.exit.process_tgid == child)
-                                exited = true;
-                }
+                if (n > 0)
+                        self_test_see(&st, buf, (size_t) n);
         }
-        return forked && exited ? 0 : -EOPNOTSUPP;
+        t->fsuid_events = st.uid;
+        t->filtered = !st.comm;
+        return st.forked && st.exited ? 0 : -EOPNOTSUPP;
 }
 
 /* FORCE passes rmem_max (root). */
@@ -410,7 +557,7 @@ int xdev_proctab_open(struct xdev_proctab **ret, size_t rcvbuf, const struct xde
         }
         rcvbuf_set(t->sock, RCVBUF_DEFAULT);
         if (bind(t->sock, (struct sockaddr *) &addr, sizeof addr) < 0 ||
-            (r = mcast(t->sock, PROC_CN_MCAST_LISTEN)) < 0) {
+            (r = mcast_listen(t->sock)) < 0) {
                 r = -errno;
                 goto fail;
         }
@@ -500,6 +647,7 @@ int xdev_proctab_pids(struct xdev_proctab *t, uid_t uid, pid_t **ret, size_t *n)
 void xdev_proctab_stats(const struct xdev_proctab *t, struct xdev_proctab_stats *ret) {
         *ret = t->stats;
         ret->fsuid_events = t->fsuid_events;
+        ret->filtered = t->filtered;
         ret->procs = 0;
         for (size_t i = 0; i < t->cap; i++)
                 if ((t->slots[i].flags & E_USED) && !(t->slots[i].flags & E_KERNEL))

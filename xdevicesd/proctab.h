@@ -18,11 +18,13 @@
 struct xdev_proctab;
 
 struct xdev_proctab_stats {
-        size_t procs;      /* user processes in the table (kernel threads not counted) */
-        bool fsuid_events; /* setfsuid() sends an event on this kernel */
-        uint64_t events;   /* events read */
-        unsigned reseeds;  /* full /proc scans after a lost event */
-        unsigned overflow; /* ENOBUFS seen */
+        size_t procs;        /* user processes in the table (kernel threads not counted) */
+        bool fsuid_events;   /* setfsuid() sends an event on this kernel */
+        bool filtered;       /* only the events used come (the filter of Linux 6.6) */
+        uint64_t events;     /* events read */
+        unsigned reseeds;    /* full /proc scans after a lost event */
+        unsigned overflow;   /* ENOBUFS seen */
+        uint64_t fork_reads; /* forks whose child was read, not copied from its parent */
 };
 
 /* Subscribes to the process events, checks that they arrive (a fork of a

@@ -17,13 +17,34 @@
 #include "fuzz.h"
 #include "uring.h"
 
-static const char *const names[] = { "event2", "tty0", "js0", "card0", "mice" };
+static const char *const names[] = { "/dev/input/event2", "/dev/tty0", "/dev/input/js0",
+                                     "/dev/dri/card0", "/dev/input/mice" };
 #define N_NAMES (sizeof names / sizeof names[0])
 
 /* The oracle: whole lines in memory. A list line is up to 32 bytes of
- * spaces, digits and ": ", then a name whose last component is compared. */
-static bool reference(const char *d, size_t size, size_t *ret) {
+ * spaces, digits and ": ", then a path compared whole, or a bare name (an
+ * older kernel's) compared with each path's last component. */
+/* Whether an index line of up to 32 bytes ("%5u: ") starts L (LEN bytes);
+ * *RET_END: where what follows it starts. */
+static bool index_line(const char *l, size_t len, size_t *ret_end) {
+        size_t i = 0;
+        while (i < len && l[i] == ' ')
+                i++;
+        if (i >= len || l[i] < '0' || l[i] > '9')
+                return false;
+        while (i < len && l[i] >= '0' && l[i] <= '9')
+                i++;
+        if (i + 2 > len || i + 2 > 32 || l[i] != ':' || l[i + 1] != ' ')
+                return false;
+        *ret_end = i + 2;
+        return true;
+}
+
+/* 1 found (*RET), 0 none, -EAGAIN not listed: no tag, or a count > 0 with
+ * no index line after the tag. */
+static int reference(const char *d, size_t size, size_t *ret) {
         bool in_list = false;
+        unsigned long count = 0, listed = 0;
 
         for (size_t s = 0; s < size;) {
                 const char *nl = memchr(d + s, '\n', size - s);
@@ -34,30 +55,30 @@ static bool reference(const char *d, size_t size, size_t *ret) {
                 s += len + 1;
                 if (!in_list) {
                         in_list = len >= 10 && memcmp(l, "UserFiles:", 10) == 0;
+                        for (size_t k = 10; in_list && k < len && k < 32; k++) {
+                                if (l[k] >= '0' && l[k] <= '9')
+                                        count = count * 10 + (unsigned long) (l[k] - '0');
+                                else if (count || (l[k] != '\t' && l[k] != ' '))
+                                        break;
+                        }
                         continue;
                 }
-                while (i < len && l[i] == ' ')
-                        i++;
-                if (i >= len || l[i] < '0' || l[i] > '9')
+                if (!index_line(l, len, &i))
                         continue;
-                while (i < len && l[i] >= '0' && l[i] <= '9')
-                        i++;
-                if (i + 2 > len || i + 2 > 32 || l[i] != ':' || l[i + 1] != ' ')
-                        continue;
-                const char *name = l + i + 2;
-                for (const char *c = l + len; c-- > l + i + 2;)
-                        if (*c == '/') {
-                                name = c + 1;
-                                break;
-                        }
+                listed++;
+                const char *name = l + i;
                 size_t nlen = (size_t) (l + len - name);
-                for (size_t k = 0; k < N_NAMES; k++)
-                        if (strlen(names[k]) == nlen && memcmp(names[k], name, nlen) == 0) {
+                for (size_t k = 0; k < N_NAMES; k++) {
+                        const char *want = names[k];
+                        if (nlen > 0 && name[0] != '/')
+                                want = strrchr(want, '/') + 1;
+                        if (strlen(want) == nlen && memcmp(want, name, nlen) == 0) {
                                 *ret = k;
-                                return true;
+                                return 1;
                         }
+                }
         }
-        return false;
+        return !in_list || (count > 0 && listed == 0) ? -EAGAIN : 0;
 }
 
 static int run(int fd, unsigned budget, unsigned *cost, size_t *idx) {
@@ -70,7 +91,8 @@ static int run(int fd, unsigned budget, unsigned *cost, size_t *idx) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t want = SIZE_MAX, got;
         unsigned cost;
-        bool found = reference((const char *) data, size, &want);
+        int want_r = reference((const char *) data, size, &want);
+        bool found = want_r == 1;
         int fd = memfd_create("fuzz-uring", MFD_CLOEXEC), r;
 
         if (fd < 0)
@@ -84,12 +106,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 off += (size_t) n;
         }
         r = run(fd, UINT32_MAX, &cost, &got);
-        assert(r == (found ? 1 : 0));
+        assert(r == want_r);
         if (found)
                 assert(got == want);
         /* a small budget: the same answer, or stopped past it */
         r = run(fd, 3, &cost, &got);
-        assert(r == -E2BIG || r == (found ? 1 : 0));
+        assert(r == -E2BIG || r == want_r);
         assert(cost <= 4);
         if (r == -E2BIG)
                 assert(cost == 4);
