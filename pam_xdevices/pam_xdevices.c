@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 #include <security/pam_ext.h>
@@ -32,6 +31,7 @@
 
 #include "core.h"
 #include "devices.h"
+#include "logind.h"
 #include "tty.h"
 #include "vt.h"
 
@@ -96,9 +96,22 @@ broken:
         return r;
 }
 
-static bool logind_is_running(void) {
-        struct stat st;
-        return lstat("/run/systemd/seats", &st) == 0 && S_ISDIR(st.st_mode);
+/* Whether a logind manages the seats (doc/DESIGN.md §3.8): then this
+ * module stands down, and the person at the console is told so in one
+ * line, since nothing she expects from it will happen. */
+static bool stands_down(pam_handle_t *pamh, int flags, const struct xdev_ctx *ctx) {
+        struct xdev_logind logind;
+        char msg[300];
+
+        if (ctx->config.ignore_logind || xdev_logind_find(&logind) <= 0)
+                return false;
+        (void) snprintf(msg, sizeof msg,
+                        "%s (pid %d) manages the seats here: pam_xdevices stands down and grants "
+                        "nothing (logind = ignore in xdevices.conf overrides)",
+                        logind.name, (int) logind.pid);
+        pam_syslog(pamh, LOG_INFO, "%s", msg);
+        tell(pamh, flags, PAM_TEXT_INFO, msg);
+        return true;
 }
 
 static const char *item(pam_handle_t *pamh, int type) {
@@ -208,16 +221,12 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         int r, ret = PAM_IGNORE;
 
         (void) setup(pamh, argc, argv, &ctx, &sink);
-        if (!ctx.config.ignore_logind && logind_is_running()) {
-                pam_syslog(pamh, LOG_INFO, "systemd-logind manages seats here; standing down");
-                goto out;
-        }
         if (pam_get_user(pamh, &user, NULL) != PAM_SUCCESS || !user) {
                 xdev_debug(&ctx.log, "no user, ignoring");
                 goto out;
         }
         vt = login_vt(pamh, &ctx, user);
-        if (vt == 0)
+        if (vt == 0 || stands_down(pamh, flags, &ctx))
                 goto out;
         if (!ctx.config_ok) {
                 char msg[300];

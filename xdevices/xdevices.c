@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "core.h"
 #include "devices.h"
+#include "logind.h"
 #include "node.h"
 #include "tty.h"
 #include "vt.h"
@@ -188,7 +189,33 @@ static long long sweep_ms_left(const struct xdev_sweep_rec *w) {
         return (long long) w->until - (long long) xdev_now_ms();
 }
 
-static void status_json(FILE *out, const struct xdev_status *st) {
+/* Whether the module and xdevicesd stand down for a running logind
+ * (doc/DESIGN.md §3.8): status and check say so, as the module tells the
+ * user at login and xdevicesd exits. */
+static bool stands_down(bool ignore_logind, struct xdev_logind *ret) {
+        return !ignore_logind && xdev_logind_find(ret) > 0;
+}
+
+static void logind_json(FILE *out, bool ignore_logind) {
+        struct xdev_logind l;
+
+        if (stands_down(ignore_logind, &l))
+                fprintf(out, ",\"logind\":{\"name\":\"%s\",\"pid\":%d}", l.name, (int) l.pid);
+        else
+                fprintf(out, ",\"logind\":null");
+}
+
+static void logind_text(FILE *out, bool ignore_logind) {
+        struct xdev_logind l;
+
+        if (stands_down(ignore_logind, &l))
+                fprintf(out,
+                        "stands down: %s (pid %d) manages the seats; pam_xdevices and xdevicesd "
+                        "grant nothing (logind = ignore in xdevices.conf overrides)\n",
+                        l.name, (int) l.pid);
+}
+
+static void status_json(FILE *out, const struct xdev_status *st, bool ignore_logind) {
         const struct xdev_state *state = &st->state;
 
         fprintf(out, "{\"holder\":");
@@ -197,6 +224,7 @@ static void status_json(FILE *out, const struct xdev_status *st) {
         else
                 fprintf(out, "null");
         fprintf(out, ",\"active_vt\":%d", st->active_vt);
+        logind_json(out, ignore_logind);
         json_bool(out, "follow", state->follow);
         if (state->follow)
                 fprintf(out, ",\"daemon\":%d", (int) state->follow_pid);
@@ -286,10 +314,11 @@ static void status_text_lingering(FILE *out, const struct xdev_status *st) {
                 fprintf(out, "  none\n");
 }
 
-static void status_text(FILE *out, const struct xdev_status *st) {
+static void status_text(FILE *out, const struct xdev_status *st, bool ignore_logind) {
         const struct xdev_state *state = &st->state;
         const char *holder_name = NULL;
 
+        logind_text(out, ignore_logind);
         for (size_t i = 0; state->has_holder && i < state->n_sessions && !holder_name; i++)
                 if (state->sessions[i].uid == state->holder)
                         holder_name = state->sessions[i].user;
@@ -363,9 +392,9 @@ static int cmd_status(struct xdev_ctx *ctx, char **args, const struct flags *f) 
         if (r < 0)
                 return EXIT_FAILED;
         if (f->json)
-                status_json(stdout, &st);
+                status_json(stdout, &st, ctx->config.ignore_logind);
         else
-                status_text(stdout, &st);
+                status_text(stdout, &st, ctx->config.ignore_logind);
         r = st.lost > 0 ? EXIT_LOST : EXIT_OK;
         xdev_status_free(&st);
         return fflush(stdout) == 0 && !ferror(stdout) ? r : EXIT_FAILED;
@@ -499,6 +528,7 @@ static int cmd_status_user(const struct xdev_config *config, bool json) {
                 printf("{\"uid\":%u,\"user\":", (unsigned) getuid());
                 json_string(stdout, pw ? pw->pw_name : "?");
                 printf(",\"active_vt\":%d", active);
+                logind_json(stdout, config && config->ignore_logind);
                 json_bool(stdout, "holds_shared", holds);
                 printf(",\"nodes\":[");
                 for (size_t i = 0; i < n; i++)
@@ -510,6 +540,7 @@ static int cmd_status_user(const struct xdev_config *config, bool json) {
         } else {
                 printf("user: %s (uid %u); what the device nodes give you (the state is root's)\n",
                        pw ? pw->pw_name : "?", (unsigned) getuid());
+                logind_text(stdout, config && config->ignore_logind);
                 printf("active VT: %d\nconsole VTs:", active);
                 for (size_t i = 0; i < n; i++)
                         if (grants[i].class == XDEV_CLASS_VT)
@@ -536,11 +567,17 @@ static XDEV_PRINTF(3, 0) void log_plain(void *userdata, int priority, const char
 static int cmd_check(const char *conf, bool named) {
         struct xdev_log log = { .fn = log_plain };
         struct xdev_config config;
+        struct xdev_logind logind;
         char why[256];
         int errors;
 
         xdev_config_init(&config);
         errors = xdev_config_check(&config, conf, named, &log);
+        if (stands_down(config.ignore_logind, &logind))
+                fprintf(stderr,
+                        "%s: warning: %s (pid %d) manages the seats here: pam_xdevices and "
+                        "xdevicesd stand down and grant nothing (logind = ignore overrides)\n",
+                        conf, logind.name, (int) logind.pid);
         if (errors > 0)
                 fprintf(stderr, "%s: %d error%s\n", conf, errors, errors == 1 ? "" : "s");
         else {

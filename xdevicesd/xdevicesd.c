@@ -36,6 +36,7 @@
 #include "proctab.h"
 #include "step.h"
 #include "devices.h"
+#include "logind.h"
 
 #define ACTIVE_VT_PATH "/sys/class/tty/tty0/active"
 #define RETRY_MS 1000
@@ -59,6 +60,7 @@ enum {
         EXIT_USAGE = XDEV_EXIT_USAGE,
         EXIT_NOTROOT = XDEV_EXIT_NOTROOT,
         EXIT_RUNNING = 5, /* another xdevicesd holds the lock */
+        EXIT_LOGIND = 6,  /* a logind manages the seats: stood down */
 };
 
 /* fds polled: signals, the active VT, the state directory, the timer of
@@ -101,7 +103,8 @@ static void usage(FILE *out) {
                 "sets how long a new holder stays in front before its input nodes are\n"
                 "announced (test knobs).\n"
                 "\n"
-                "Exit status: 0 stopped, 1 failed, 2 usage, 3 not root, 5 already running.\n");
+                "Exit status: 0 stopped, 1 failed, 2 usage, 3 not root, 5 already running,\n"
+                "6 a logind manages the seats (stood down).\n");
 }
 
 /* The state directory, made and checked by the store, and the daemon lock
@@ -228,9 +231,19 @@ static void oom_protect(const struct xdev_log *log) {
                         strerror(-r));
 }
 
-static bool logind_is_running(void) {
-        struct stat st;
-        return lstat("/run/systemd/seats", &st) == 0 && S_ISDIR(st.st_mode);
+/* Whether a logind manages the seats (doc/DESIGN.md §3.8): then the
+ * daemon says so and exits with EXIT_LOGIND, which init scripts report as
+ * a start that did not happen. */
+static bool stands_down(const struct xdev_ctx *ctx) {
+        struct xdev_logind logind;
+
+        if (ctx->config.ignore_logind || xdev_logind_find(&logind) <= 0)
+                return false;
+        xdev_log(&ctx->log, LOG_ERR,
+                 "%s (pid %d) manages the seats here: xdevicesd stands down (logind = ignore in "
+                 "xdevices.conf overrides)",
+                 logind.name, (int) logind.pid);
+        return true;
 }
 
 static void *closer(void *data) {
@@ -778,10 +791,9 @@ int main(int argc, char **argv) {
         /* unlike xdevices and the module, a --conf file that is missing
          * gives the defaults here (not named: as it always did) */
         (void) xdev_ctx_load_config(&ctx, cli.conf, false, cli.debug);
-        if (!ctx.config.ignore_logind && logind_is_running()) {
-                xdev_log(&ctx.log, LOG_INFO, "systemd-logind manages seats here; nothing to do");
-                ret = EXIT_OK;
-        } else
+        if (stands_down(&ctx))
+                ret = EXIT_LOGIND;
+        else
                 ret = run(&ctx, cli.conf, cli.debug, &watch);
         xdev_ctx_done(&ctx);
         return ret;
