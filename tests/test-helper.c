@@ -614,6 +614,37 @@ START_TEST(test_reset_revoke_cuts_off_without_killing) {
 }
 END_TEST
 
+/* A reset says what it took and which sessions it forgot, on stderr and in
+ * syslog, as gc says what it reaps: the package's prerm runs it, and a
+ * user at the console loses her devices without a word otherwise. */
+START_TEST(test_reset_says_what_it_took_and_forgot) {
+        char want[300];
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "rw");
+        pid_t holder = h_holder_start("/dev/tty0", 1, H_UID_ALICE, false);
+        free(h_log_take());
+        char *err = NULL;
+        ck_assert_int_eq(run("reset", "--revoke", &err), 0);
+        char *log = h_log_take();
+        (void) snprintf(want, sizeof want,
+                        "reset: forgetting the session of \"xdalice\" on tty%d (leader %d still "
+                        "logged in: it keeps its login, not its devices)",
+                        h_vt, (int) a->pid);
+        ck_assert_msg(strstr(err, want), "stderr lacks \"%s\":\n%s", want, err);
+        ck_assert_msg(strstr(log, want), "syslog lacks \"%s\":\n%s", want, log);
+        (void) snprintf(want, sizeof want, "reset: taking \"/dev/tty0\" (console) back from uid %u",
+                        (unsigned) H_UID_ALICE);
+        ck_assert_msg(strstr(err, want), "stderr lacks \"%s\":\n%s", want, err);
+        ck_assert_msg(strstr(log, want), "syslog lacks \"%s\":\n%s", want, log);
+        ck_assert_msg(strstr(err, "lingering holders: "), "stderr lacks the sweep's counts:\n%s",
+                      err);
+        free(err), free(log);
+        (void) kill(holder, SIGKILL), (void) waitpid(holder, NULL, 0);
+        ck_assert_int_eq(h_session_close(a), H_IGNORED);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("helper");
         TCase *tc = tcase_create("udev");
@@ -638,6 +669,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_state_lost_holders_are_cut_off_not_killed);
         tcase_add_test(tc, test_gc_keeps_a_vt_mode_and_mask);
         tcase_add_test(tc, test_reset_revoke_cuts_off_without_killing);
+        tcase_add_test(tc, test_reset_says_what_it_took_and_forgot);
         suite_add_tcase(s, tc);
         return s;
 }

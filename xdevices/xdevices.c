@@ -749,7 +749,8 @@ int main(int argc, char **argv) {
         ret = xdev_cli_need_root(&a.cli);
         if (ret != EXIT_OK)
                 return ret;
-        use_syslog = !isatty(STDERR_FILENO);
+        /* a reset takes grants from live sessions: it is always recorded */
+        use_syslog = !isatty(STDERR_FILENO) || strcmp(a.cmd, "reset") == 0;
         if (use_syslog)
                 openlog("xdevices", LOG_PID, LOG_AUTHPRIV);
 
