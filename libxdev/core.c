@@ -74,7 +74,8 @@ int xdev_ctx_load_config(struct xdev_ctx *ctx, const char *path, bool named, boo
         r = named ? xdev_config_load_named(&ctx->config, path, &ctx->log)
                   : xdev_config_load(&ctx->config, path, &ctx->log);
         if (r < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "configuration is broken; no device will be granted");
+                xdev_log(&ctx->log, LOG_ERR,
+                         "configuration is broken; nothing new will be granted until it is fixed");
                 ctx->config_ok = false;
         }
         ctx->log.debug = debug || ctx->config.debug;

@@ -388,7 +388,7 @@ static void announce_inputs(struct xdev_ctx *ctx, const struct xdev_follow_resul
 struct daemon {
         struct xdev_ctx *ctx;
         const char *conf;
-        bool debug;
+        bool named, debug;
         struct xdev_step_watch *watch;
         struct xdev_follow_self self;
         struct xdev_follow_result *res;
@@ -496,7 +496,12 @@ static void daemon_stepped(struct daemon *d, double step) {
                 xdev_log(
                         &ctx->log, LOG_INFO,
                         "tty%d in front: %s (%.1f ms: load %.1f, take off %.1f, sweep %.1f of %u processes, grant %.1f)",
-                        res->active_vt, res->has_holder ? "its session holds" : "nobody holds",
+                        res->active_vt,
+                        !res->has_holder ? "nobody holds"
+                                : ctx->config_ok
+                                ? "its session holds"
+                                : "its session keeps what it held (the configuration is "
+                                  "broken: nothing new is granted)",
                         step, d->watch->load, d->watch->release, d->watch->sweep, res->examined,
                         d->watch->grant);
         timer_arm(d->timerfd, res->sweep_check_ms);
@@ -594,7 +599,7 @@ static void daemon_events(struct daemon *d, int n) {
                                 continue;
                         }
                         xdev_log(&d->ctx->log, LOG_INFO, "reloading the configuration");
-                        (void) xdev_ctx_load_config(d->ctx, d->conf, false, d->debug);
+                        (void) xdev_ctx_load_config(d->ctx, d->conf, d->named, d->debug);
                 }
         }
 }
@@ -658,10 +663,11 @@ static void daemon_close(struct daemon *d) {
         free(d->res);
 }
 
-static int run(struct xdev_ctx *ctx, const char *conf, bool debug, struct xdev_step_watch *watch) {
+static int run(struct xdev_ctx *ctx, const struct xdev_cli *cli, struct xdev_step_watch *watch) {
         struct daemon d = { .ctx = ctx,
-                            .conf = conf,
-                            .debug = debug,
+                            .conf = cli->conf,
+                            .named = cli->named,
+                            .debug = cli->debug,
                             .watch = watch,
                             .self = { .pid = getpid() },
                             .n_pfds = P_LEADERS,
@@ -788,13 +794,17 @@ int main(int argc, char **argv) {
                 xdev_log(&ctx.log, LOG_WARNING,
                          "test knob: each new holder's grant is held back %u-%u ms", delay_min,
                          delay_max);
-        /* unlike xdevices and the module, a --conf file that is missing
-         * gives the defaults here (not named: as it always did) */
-        (void) xdev_ctx_load_config(&ctx, cli.conf, false, cli.debug);
-        if (stands_down(&ctx))
+        /* as xdevices and the module: a --conf file must exist, and a
+         * daemon on a broken config would only keep what is granted */
+        if (xdev_ctx_load_config(&ctx, cli.conf, cli.named, cli.debug) < 0) {
+                xdev_log(&ctx.log, LOG_ERR,
+                         "xdevicesd does not start on a broken configuration; fix it (xdevices "
+                         "check) and start it again");
+                ret = EXIT_FAILED;
+        } else if (stands_down(&ctx))
                 ret = EXIT_LOGIND;
         else
-                ret = run(&ctx, cli.conf, cli.debug, &watch);
+                ret = run(&ctx, &cli, &watch);
         xdev_ctx_done(&ctx);
         return ret;
 }
