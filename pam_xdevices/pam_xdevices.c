@@ -208,6 +208,13 @@ static void report(pam_handle_t *pamh, int flags, const struct xdev_ctx *ctx, co
         }
 }
 
+/* Whether an earlier line of this stack opened the session in this
+ * handle. */
+static bool already_opened(pam_handle_t *pamh) {
+        const void *opened = NULL;
+        return pam_get_data(pamh, DATA_OPENED, &opened) == PAM_SUCCESS && opened;
+}
+
 XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct xdev_ctx ctx;
         struct xdev_login_result result;
@@ -221,6 +228,12 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         int r, ret = PAM_IGNORE;
 
         (void) setup(pamh, argc, argv, &ctx, &sink);
+        if (already_opened(pamh)) {
+                /* a second pam_xdevices line in the stack (common-session
+                 * and a line of its own in the service's file) */
+                xdev_debug(&ctx.log, "an earlier pam_xdevices line opened this session, ignoring");
+                goto out;
+        }
         if (pam_get_user(pamh, &user, NULL) != PAM_SUCCESS || !user) {
                 xdev_debug(&ctx.log, "no user, ignoring");
                 goto out;
@@ -291,17 +304,18 @@ XDEV_EXPORT int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, co
         struct sink sink;
         int r, ret = PAM_IGNORE;
 
-        const void *opened = NULL;
-
         /* Only a handle whose open_session recorded a session has anything
-         * to close: other sessions (su, sshd, ...) touch nothing here. */
-        if (pam_get_data(pamh, DATA_OPENED, &opened) != PAM_SUCCESS || !opened)
+         * to close: other sessions (su, sshd, ...) touch nothing here, nor
+         * a second line of the stack once the first closed it. */
+        if (!already_opened(pamh))
                 return PAM_IGNORE;
         /* A broken config still lets us restore: the ledger holds everything. */
         (void) setup(pamh, argc, argv, &ctx, &sink);
         if (xdev_proc_stat(getpid(), &pst) < 0)
                 goto out;
         r = xdev_session_close(&ctx, getpid(), pst.start);
+        if (r >= 0 || r == -ENOENT)
+                (void) pam_set_data(pamh, DATA_OPENED, NULL, NULL);
         if (r == -ENOENT) {
                 xdev_debug(&ctx.log, "no session of ours in this process, ignoring");
                 goto out;

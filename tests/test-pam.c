@@ -723,6 +723,38 @@ START_TEST(test_logout_resets_a_vt_left_in_graphics_mode) {
 }
 END_TEST
 
+/* Two pam_xdevices lines in one stack (the package's common-session and a
+ * line added to /etc/pam.d/login by hand): the second does nothing, so a
+ * login logs one "granted" line, and the logout restores once. */
+START_TEST(test_second_line_in_the_stack_is_harmless) {
+        struct h_snap before;
+        char svc[2048], *line;
+        FILE *f;
+        size_t n;
+
+        f = fopen(H_PAMDIR "/" H_SERVICE, "re");
+        ck_assert_ptr_nonnull(f);
+        n = fread(svc, 1, sizeof svc - 1, f);
+        (void) fclose(f);
+        svc[n] = '\0';
+        line = strstr(svc, "session ");
+        ck_assert_ptr_nonnull(line);
+        ck_assert_uint_lt(n + strlen(line), sizeof svc);
+        memmove(svc + n, line, strlen(line) + 1);
+        h_write_file(H_PAMDIR "/" H_SERVICE, svc, 0644, 0);
+        h_snap_take(&before);
+        free(h_log_take());
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        char *log = h_log_take();
+        ck_assert_msg(count_lines(log, "granted vt") == 1, "not one granted line:\n%s", log);
+        free(log);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        h_snap_assert_equal(&before, "after logout with two lines");
+        h_snap_free(&before);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("pam");
         TCase *tc = tcase_create("sessions");
@@ -750,6 +782,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_module_arguments_override_file);
         tcase_add_test(tc, test_denied_service_grants_nothing);
         tcase_add_test(tc, test_root_login_grants_nothing);
+        tcase_add_test(tc, test_second_line_in_the_stack_is_harmless);
         tcase_add_test(tc, test_login_line_names_grants_and_tells_user_when_only_vt);
         tcase_add_test(tc, test_broken_config_is_told_to_the_user);
         tcase_add_test(tc, test_missing_named_config_is_an_error);
