@@ -593,14 +593,14 @@ echo "mode = sideways" >"$root/etc/security/xdevices.d/zz-broken.conf"
 inroot xdevices check >"$work/check-broken.log" 2>&1; rc=$?
 cat "$work/check-broken.log"
 check "xdevices check fails (exit 1, not $rc) with FILE:LINE" \
-	bash -c '[ "$2" = 1 ] && grep -qx "/etc/security/xdevices.d/zz-broken.conf:1: bad value for \"mode\"" "$1"' \
+	bash -c '[ "$2" = 1 ] && grep -qx "/etc/security/xdevices.d/zz-broken.conf:1: bad value \"sideways\" for \"mode\" (acl, chown)" "$1"' \
 	_ "$work/check-broken.log" "$rc"
 nodes_state >"$work/nodes.broken-before"
 setsid --wait --ctty chroot "$root" pamtester -v -I "tty=/dev/tty$vt" login alice \
 	open_session <"$root/dev/tty$vt" >"$work/broken.log" 2>&1
 cat "$work/broken.log"
 check "pamtester shows alice the module's one-line error" \
-	grep -q 'pam_xdevices: the configuration is broken (/etc/security/xdevices.d/zz-broken.conf:1: bad value for "mode")' \
+	grep -q 'pam_xdevices: the configuration is broken (/etc/security/xdevices.d/zz-broken.conf:1: bad value "sideways" for "mode" (acl, chown))' \
 	"$work/broken.log"
 nodes_state >"$work/nodes.broken-after"
 check "a broken configuration grants nothing" \

@@ -22,6 +22,10 @@
 #include "harness.h"
 #include "runner.h"
 
+/* Fails unless the text OUT contains NEEDLE. */
+#define assert_has(out, needle) \
+        ck_assert_msg(strstr((out), (needle)), "lacks \"%s\" in:\n%s", (needle), (out))
+
 static const char *helper(void) {
         const char *h = getenv("XDEV_HELPER");
         return h ? h : "../xdevices/xdevices";
@@ -353,23 +357,50 @@ START_TEST(test_check) {
         (void) mkdir(H_ROOT "/check", 0755);
         (void) mkdir(H_ROOT "/check/xdevices.d", 0755);
         h_write_file(H_ROOT "/check/x.conf",
-                     "# a comment\nmode = chwon\nfrobnicate = 1\ndrm = r\nlinger_grace = 1x\n",
+                     "# a comment\nmode = chwon\nfrobnicate = 1\ndrm = r\nlinger_grace = 1x\n"
+                     "mode acl\ndrm = rw # read and write\n",
                      0644, 0);
         h_write_file(H_ROOT "/check/xdevices.d/10-a.conf", "\ninput = sometimes\n", 0644, 0);
+        h_write_file(H_ROOT "/check/real.conf", "drm = r\n", 0644, 0);
+        (void) unlink(H_ROOT "/check/xdevices.d/20-link.conf");
+        ck_assert_int_eq(symlink("../real.conf", H_ROOT "/check/xdevices.d/20-link.conf"), 0);
+        h_write_file(H_ROOT "/check/xdevices.d/30-b.conf", "drm = r\n", 0644, 0);
         for (int as = 0; as < 2; as++) {
                 ck_assert_int_eq(run_as(as ? H_UID_ALICE : 0, helper(), argv, &out), 1);
                 printf("--- xdevices check (uid %d) ---\n%s---\n", as ? H_UID_ALICE : 0, out);
-                ck_assert_ptr_nonnull(
-                        strstr(out, H_ROOT "/check/x.conf:2: bad value for \"mode\""));
-                ck_assert_ptr_nonnull(strstr(out, H_ROOT "/check/x.conf:3: unknown key"));
-                ck_assert_ptr_nonnull(
-                        strstr(out, H_ROOT "/check/x.conf:5: bad value for \"linger_grace\""));
-                ck_assert_ptr_nonnull(
-                        strstr(out,
-                               H_ROOT "/check/xdevices.d/10-a.conf:2: bad value for \"input\""));
-                ck_assert_ptr_nonnull(strstr(out, H_ROOT "/check/x.conf: 4 errors"));
+                assert_has(out,
+                           H_ROOT
+                           "/check/x.conf:2: bad value \"chwon\" for \"mode\" (acl, chown)\n");
+                assert_has(out, H_ROOT "/check/x.conf:3: unknown key");
+                assert_has(out,
+                           H_ROOT
+                           "/check/x.conf:5: bad value \"1x\" for \"linger_grace\" "
+                           "(milliseconds, 0 to 60000)\n");
+                assert_has(out,
+                           H_ROOT
+                           "/check/x.conf:6: \"mode acl\": missing \"=\" (write "
+                           "\"mode = acl\")\n");
+                assert_has(out,
+                           H_ROOT
+                           "/check/x.conf:7: bad value \"rw # read and write\" for "
+                           "\"drm\" (off, r, rw); a comment must be on a line of its "
+                           "own, not after a value\n");
+                assert_has(out,
+                           H_ROOT
+                           "/check/xdevices.d/10-a.conf:2: bad value \"sometimes\" "
+                           "for \"input\" (off, r, rw)\n");
+                assert_has(out,
+                           H_ROOT
+                           "/check/xdevices.d/20-link.conf: a symbolic link: config "
+                           "files must be regular files");
+                /* each file's errors under its own name, and the good one named */
+                assert_has(out, H_ROOT "/check/x.conf: 5 errors\n");
+                assert_has(out, H_ROOT "/check/xdevices.d/10-a.conf: 1 error\n");
+                assert_has(out, H_ROOT "/check/xdevices.d/20-link.conf: 1 error\n");
+                assert_has(out, H_ROOT "/check/xdevices.d/30-b.conf: ok\n");
                 free(out);
         }
+        ck_assert_int_eq(unlink(H_ROOT "/check/xdevices.d/20-link.conf"), 0);
         /* a group-writable drop-in is an error of its own */
         h_write_file(H_ROOT "/check/x.conf", "drm = r\n", 0644, 0);
         h_write_file(H_ROOT "/check/xdevices.d/10-a.conf", "input = r\n", 0664, 0);
@@ -381,8 +412,20 @@ START_TEST(test_check) {
         h_write_file(H_ROOT "/check/x.conf", "drm = r\ndevices = glob\nglob = drm:/dev/dri/card*\n",
                      0644, 0);
         ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 0);
-        ck_assert_str_eq(out, H_ROOT "/check/x.conf: ok\n");
+        ck_assert_str_eq(out,
+                         H_ROOT "/check/x.conf: ok\n" H_ROOT
+                                "/check/xdevices.d/10-a.conf: ok\n" H_ROOT
+                                "/check/xdevices.d/30-b.conf: ok\n");
         free(out);
+        /* a user against a root 0600 file: root's to read, and said so */
+        h_write_file(H_ROOT "/check/x.conf", "drm = r\n", 0600, 0);
+        ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 1);
+        assert_has(out,
+                   H_ROOT
+                   "/check/x.conf: cannot open: Permission denied (it is root's: run "
+                   "as root to read it)\n");
+        free(out);
+        h_write_file(H_ROOT "/check/x.conf", "drm = r\n", 0644, 0);
         /* devices = glob with no glob line: fine to parse, but said */
         h_write_file(H_ROOT "/check/x.conf", "devices = glob\n", 0644, 0);
         ck_assert_int_eq(run_as(0, helper(), argv, &out), 0);

@@ -550,7 +550,7 @@ START_TEST(test_broken_config_is_told_to_the_user) {
         ck_assert_str_eq(
                 conv,
                 "error: pam_xdevices: the configuration is broken (" H_CONF
-                ":2: bad value for \"mode\"): no device granted, not even this VT; tell the administrator\n");
+                ":2: bad value \"sideways\" for \"mode\" (acl, chown)): no device granted, not even this VT; tell the administrator\n");
         free(conv);
         h_session_close(a);
         /* not told to a login that does not count (su) */

@@ -564,28 +564,52 @@ static XDEV_PRINTF(3, 0) void log_plain(void *userdata, int priority, const char
         fputc('\n', stderr);
 }
 
+/* Each file check read: "ok" on stdout, or its errors on stderr; a main
+ * file that does not exist is no "ok" (the built-in defaults apply).
+ * Returns the number of files with errors, the missing main file one. */
+static int check_summary(const struct xdev_config_files *files) {
+        int bad = 0;
+
+        for (size_t i = 0; i < files->n; i++) {
+                const struct xdev_config_file *f = &files->file[i];
+                if (f->missing) {
+                        fprintf(stderr,
+                                "%s: does not exist: the module and xdevicesd run on the "
+                                "built-in defaults\n",
+                                f->path);
+                        bad++;
+                } else if (f->errors > 0) {
+                        fprintf(stderr, "%s: %u error%s\n", f->path, f->errors,
+                                f->errors == 1 ? "" : "s");
+                        bad++;
+                } else
+                        printf("%s: ok\n", f->path);
+        }
+        return bad;
+}
+
 static int cmd_check(const char *conf, bool named) {
         struct xdev_log log = { .fn = log_plain };
+        static struct xdev_config_files files;
         struct xdev_config config;
         struct xdev_logind logind;
         char why[256];
         int errors;
 
         xdev_config_init(&config);
-        errors = xdev_config_check(&config, conf, named, &log);
+        errors = xdev_config_check(&config, conf, named, &log, &files);
         if (stands_down(config.ignore_logind, &logind))
                 fprintf(stderr,
                         "%s: warning: %s (pid %d) manages the seats here: pam_xdevices and "
                         "xdevicesd stand down and grant nothing (logind = ignore overrides)\n",
                         conf, logind.name, (int) logind.pid);
-        if (errors > 0)
-                fprintf(stderr, "%s: %d error%s\n", conf, errors, errors == 1 ? "" : "s");
-        else {
+        if (errors == 0) {
                 xdev_devices_explain(&config, NULL, why, sizeof why);
                 if (why[0])
                         fprintf(stderr, "%s: warning: %s: a login gets only its VT\n", conf, why);
-                printf("%s: ok\n", conf);
         }
+        if (check_summary(&files) > 0 && errors == 0)
+                errors = 1; /* the main file is missing */
         xdev_config_free(&config);
         return errors > 0 ? EXIT_FAILED : EXIT_OK;
 }
