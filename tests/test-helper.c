@@ -213,7 +213,7 @@ START_TEST(test_status_shows_two_users) {
         ck_assert_ptr_nonnull(strstr(out, "/dev/dri/card0"));
         free(out);
         ck_assert_int_eq(run("status", "--json", &out), 0);
-        snprintf(want, sizeof want, "{\"holder\":%d,", H_UID_ALICE);
+        snprintf(want, sizeof want, ",\"holder\":%d,", H_UID_ALICE);
         ck_assert_ptr_nonnull(strstr(out, want));
         ck_assert_ptr_nonnull(strstr(out, "\"user\":\"xdbob\""));
         free(out);
@@ -473,7 +473,7 @@ START_TEST(test_status_as_user) {
         ck_assert_ptr_null(strstr(out, "xdalice"));
         free(out);
         ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv_json, &out), 0);
-        snprintf(want, sizeof want, "{\"uid\":%d,\"user\":\"xdalice\",", H_UID_ALICE);
+        snprintf(want, sizeof want, ",\"uid\":%d,\"user\":\"xdalice\",", H_UID_ALICE);
         ck_assert_ptr_nonnull(strstr(out, want));
         ck_assert_ptr_nonnull(strstr(out, "\"holds_shared\":true"));
         ck_assert_ptr_nonnull(strstr(
@@ -657,6 +657,43 @@ START_TEST(test_reset_revoke_cuts_off_without_killing) {
 }
 END_TEST
 
+/* With no VT to read in /sys (a container, a chroot), status says the
+ * active VT is unknown, not a negative errno; JSON has null there, and a
+ * version. */
+START_TEST(test_status_without_active_vt_says_unknown) {
+        char *out = NULL;
+        int fd = open(H_ROOT "/active", O_WRONLY | O_TRUNC | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "none\n", 5), 5);
+        (void) close(fd);
+        ck_assert_int_eq(run("status", NULL, &out), 0);
+        assert_has(out, "active VT: unknown (/sys/class/tty/tty0/active: ");
+        free(out);
+        ck_assert_int_eq(run("status", "--json", &out), 0);
+        assert_has(out, "{\"version\":\"" PACKAGE_VERSION "\",");
+        assert_has(out, "\"active_vt\":null");
+        free(out);
+        h_set_active_vt(1);
+}
+END_TEST
+
+/* A usage error names the bad word and points at --help in one line,
+ * not the whole help. */
+START_TEST(test_usage_error_names_the_word) {
+        char *out = NULL;
+        ck_assert_int_eq(run("frobnicate", NULL, &out), 2);
+        ck_assert_str_eq(out,
+                         "xdevices: unknown command \"frobnicate\"\n"
+                         "Try 'xdevices --help' for more information.\n");
+        free(out);
+        ck_assert_int_eq(run("status", "--revoke", &out), 2);
+        ck_assert_str_eq(out,
+                         "xdevices: status: \"--revoke\" does not go with it\n"
+                         "Try 'xdevices --help' for more information.\n");
+        free(out);
+}
+END_TEST
+
 /* A reset says what it took and which sessions it forgot, on stderr and in
  * syslog, as gc says what it reaps: the package's prerm runs it, and a
  * user at the console loses her devices without a word otherwise. */
@@ -713,6 +750,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_gc_keeps_a_vt_mode_and_mask);
         tcase_add_test(tc, test_reset_revoke_cuts_off_without_killing);
         tcase_add_test(tc, test_reset_says_what_it_took_and_forgot);
+        tcase_add_test(tc, test_status_without_active_vt_says_unknown);
+        tcase_add_test(tc, test_usage_error_names_the_word);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -189,6 +189,23 @@ static long long sweep_ms_left(const struct xdev_sweep_rec *w) {
         return (long long) w->until - (long long) xdev_now_ms();
 }
 
+/* The active VT as status prints it: a number, or why it is unknown
+ * (no /sys: a container, a chroot). */
+static void active_vt_text(FILE *out, int active) {
+        if (active > 0)
+                fprintf(out, "active VT: %d\n", active);
+        else
+                fprintf(out, "active VT: unknown (%s: %s)\n", "/sys/class/tty/tty0/active",
+                        active < 0 ? strerror(-active) : "no VT");
+}
+
+static void active_vt_json(FILE *out, int active) {
+        if (active > 0)
+                fprintf(out, ",\"active_vt\":%d", active);
+        else
+                fprintf(out, ",\"active_vt\":null");
+}
+
 /* Whether the module and xdevicesd stand down for a running logind
  * (doc/DESIGN.md §3.8): status and check say so, as the module tells the
  * user at login and xdevicesd exits. */
@@ -218,12 +235,12 @@ static void logind_text(FILE *out, bool ignore_logind) {
 static void status_json(FILE *out, const struct xdev_status *st, bool ignore_logind) {
         const struct xdev_state *state = &st->state;
 
-        fprintf(out, "{\"holder\":");
+        fprintf(out, "{\"version\":\"" PACKAGE_VERSION "\",\"holder\":");
         if (state->has_holder)
                 fprintf(out, "%u", (unsigned) state->holder);
         else
                 fprintf(out, "null");
-        fprintf(out, ",\"active_vt\":%d", st->active_vt);
+        active_vt_json(out, st->active_vt);
         logind_json(out, ignore_logind);
         json_bool(out, "follow", state->follow);
         if (state->follow)
@@ -353,7 +370,8 @@ static void status_text(FILE *out, const struct xdev_status *st, bool ignore_log
                 else
                         fprintf(out, " (SIGKILL sent)\n");
         }
-        fprintf(out, "active VT: %d\nsessions: %zu\n", st->active_vt, state->n_sessions);
+        active_vt_text(out, st->active_vt);
+        fprintf(out, "sessions: %zu\n", state->n_sessions);
         for (size_t i = 0; i < state->n_sessions; i++) {
                 const struct xdev_session *s = &state->sessions[i];
                 char since[32] = "?";
@@ -525,9 +543,10 @@ static int cmd_status_user(const struct xdev_config *config, bool json) {
                 holds = holds || grants[i].class == XDEV_CLASS_DRM ||
                         grants[i].class == XDEV_CLASS_INPUT;
         if (json) {
-                printf("{\"uid\":%u,\"user\":", (unsigned) getuid());
+                printf("{\"version\":\"" PACKAGE_VERSION "\",\"uid\":%u,\"user\":",
+                       (unsigned) getuid());
                 json_string(stdout, pw ? pw->pw_name : "?");
-                printf(",\"active_vt\":%d", active);
+                active_vt_json(stdout, active);
                 logind_json(stdout, config && config->ignore_logind);
                 json_bool(stdout, "holds_shared", holds);
                 printf(",\"nodes\":[");
@@ -541,7 +560,8 @@ static int cmd_status_user(const struct xdev_config *config, bool json) {
                 printf("user: %s (uid %u); what the device nodes give you (the state is root's)\n",
                        pw ? pw->pw_name : "?", (unsigned) getuid());
                 logind_text(stdout, config && config->ignore_logind);
-                printf("active VT: %d\nconsole VTs:", active);
+                active_vt_text(stdout, active);
+                printf("console VTs:");
                 for (size_t i = 0; i < n; i++)
                         if (grants[i].class == XDEV_CLASS_VT)
                                 printf(" %s", grants[i].path + 5);
@@ -658,19 +678,21 @@ static const struct command {
         { "reset", 0, cmd_reset },        { "revoke", -1, cmd_revoke_args },
 };
 
-static int run_command(struct xdev_ctx *ctx, const char *name, int n_args, char **args,
-                       const struct flags *f) {
+static int run_command(struct xdev_ctx *ctx, const struct xdev_cli *cli, const char *name,
+                       int n_args, char **args, const struct flags *f) {
         for (size_t i = 0; i < XDEV_ELEMENTSOF(commands); i++) {
                 const struct command *c = &commands[i];
                 int want = c->operands >= 0 ? c->operands : f->all ? 0 : 1;
                 if (strcmp(name, c->name) != 0)
                         continue;
-                if (n_args != want)
-                        break;
+                if (n_args > want)
+                        return xdev_cli_usage_error(cli, "%s: unexpected operand \"%s\"", name,
+                                                    args[want]);
+                if (n_args < want)
+                        return xdev_cli_usage_error(cli, "%s: missing operand", name);
                 return c->run(ctx, args, f);
         }
-        usage(stderr);
-        return EXIT_USAGE;
+        return xdev_cli_usage_error(cli, "unknown command \"%s\"", name);
 }
 
 static const struct option options[] = {
@@ -711,10 +733,8 @@ static int parse_options(int argc, char **argv, struct args *a) {
 static int parse_command(int argc, char **argv, struct args *a) {
         int c;
 
-        if (optind >= argc) {
-                usage(stderr);
-                return EXIT_USAGE;
-        }
+        if (optind >= argc)
+                return xdev_cli_usage_error(&a->cli, "no command given");
         a->cmd = argv[optind++];
         while ((c = getopt_long(argc, argv, "c:jf", options, NULL)) != -1) {
                 if (c == 'c' && strcmp(a->cmd, "check") == 0) {
@@ -728,10 +748,11 @@ static int parse_command(int argc, char **argv, struct args *a) {
                         a->flags.all = true;
                 else if (c == 'r' && strcmp(a->cmd, "reset") == 0)
                         a->flags.revoke = true;
-                else {
-                        usage(stderr);
-                        return EXIT_USAGE;
-                }
+                else if (c == '?')
+                        return xdev_cli_usage_error(&a->cli, NULL); /* getopt named it */
+                else
+                        return xdev_cli_usage_error(&a->cli, "%s: \"%s\" does not go with it",
+                                                    a->cmd, argv[optind - 1]);
         }
         return -1;
 }
@@ -762,10 +783,9 @@ int main(int argc, char **argv) {
         if (ret >= 0)
                 return ret;
         if (strcmp(a.cmd, "check") == 0) {
-                if (optind != argc) {
-                        usage(stderr);
-                        return EXIT_USAGE;
-                }
+                if (optind != argc)
+                        return xdev_cli_usage_error(&a.cli, "check: unexpected operand \"%s\"",
+                                                    argv[optind]);
                 return cmd_check(a.cli.conf, a.cli.named);
         }
         if (geteuid() != 0 && strcmp(a.cmd, "status") == 0 && optind == argc)
@@ -782,7 +802,7 @@ int main(int argc, char **argv) {
         ctx.log = (struct xdev_log) { .fn = log_to_stderr };
         (void) xdev_ctx_load_config(&ctx, a.cli.conf, a.cli.named, a.cli.debug);
 
-        ret = run_command(&ctx, a.cmd, argc - optind, argv + optind, &a.flags);
+        ret = run_command(&ctx, &a.cli, a.cmd, argc - optind, argv + optind, &a.flags);
         xdev_ctx_done(&ctx);
         return ret;
 }

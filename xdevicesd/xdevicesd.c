@@ -774,10 +774,8 @@ int main(int argc, char **argv) {
                                 return ret;
                 }
         }
-        if (optind != argc) {
-                usage(stderr);
-                return EXIT_USAGE;
-        }
+        if (optind != argc)
+                return xdev_cli_usage_error(&cli, "unexpected operand \"%s\"", argv[optind]);
         ret = xdev_cli_need_root(&cli);
         if (ret != EXIT_OK)
                 return ret;
