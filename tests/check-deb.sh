@@ -285,6 +285,9 @@ deb=$(ls "$work/src/${pkg}"_*.deb 2>/dev/null | head -n 1)
 changes=$(ls "$work/src"/*.changes 2>/dev/null | head -n 1)
 dsc=$(ls "$work/src"/*.dsc 2>/dev/null | head -n 1)
 check "built ${pkg}_*.deb" test -f "$deb"
+check "the package ships README.md and NEWS as docs" \
+	bash -c 'dpkg-deb -c "$1" | grep -q "/usr/share/doc/libpam-xdevices/README.md" &&
+		dpkg-deb -c "$1" | grep -Eq "/usr/share/doc/libpam-xdevices/NEWS(\.gz)?$"' _ "$deb"
 # The root-only tests must not be compiled (nor run) by a package build.
 check "the package build compiled no test (no tests/*.o, no tests/test-*)" \
 	test -z "$(find "$tree/tests" \( -name '*.o' -o -name 'test-*' ! -name '*.*' -perm -u+x \) 2>/dev/null)"
