@@ -28,6 +28,7 @@
 #include <security/pam_appl.h>
 
 #include "harness.h"
+#include "mounts.h"
 
 int h_vt;
 
@@ -246,8 +247,14 @@ int h_init(void) {
                 die("SIGPIPE");
         if (unshare(CLONE_NEWNS) < 0)
                 die("unshare");
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                die("make-rprivate");
+        {
+                const char *step = NULL;
+                int r = h_mounts_make_private(&step);
+                if (r < 0) {
+                        errno = -r;
+                        die(step);
+                }
+        }
         if (mount("xdevtest", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
                 die("mount /run");
         if (mkdir(H_ROOT, 0755) < 0 || mkdir(H_PAMDIR, 0755) < 0)
