@@ -286,8 +286,30 @@ changes=$(ls "$work/src"/*.changes 2>/dev/null | head -n 1)
 dsc=$(ls "$work/src"/*.dsc 2>/dev/null | head -n 1)
 check "built ${pkg}_*.deb" test -f "$deb"
 check "the package ships README.md and NEWS as docs" \
-	bash -c 'dpkg-deb -c "$1" | grep -q "/usr/share/doc/libpam-xdevices/README.md" &&
-		dpkg-deb -c "$1" | grep -Eq "/usr/share/doc/libpam-xdevices/NEWS(\.gz)?$"' _ "$deb"
+	bash -c 'l=$(dpkg-deb -c "$1") && grep -q "/usr/share/doc/libpam-xdevices/README.md" <<<"$l" &&
+		grep -Eq "/usr/share/doc/libpam-xdevices/NEWS(\.gz)?$" <<<"$l"' _ "$deb"
+# README's source-package recipe as README.md writes it (its lines from
+# "./autogen.sh && ./configure --disable-tests && make dist" to the one
+# with dpkg-buildpackage), run in a copy of the same tree: README must not
+# name steps or files that do not work.
+recipe=$(awk '/^    \.\/autogen\.sh && \.\/configure --disable-tests && make dist$/ { on = 1 }
+	on { sub(/^    /, ""); print }
+	on && /dpkg-buildpackage/ { exit }' "$srcdir/README.md")
+check "README.md has the source-package recipe" test -n "$recipe"
+mkdir -p "$work/src/readme/git"
+(cd "$srcdir" && git ls-files -z --cached --others --exclude-standard |
+	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+	tar --null -T - -cf -) | tar -C "$work/src/readme/git" -xf -
+if inbuild "cd readme/git && set -e
+$recipe" >"$work/readme-recipe.log" 2>&1 &&
+	[ -f "$work/src/readme/deb/pam-xdevices_$version.dsc" ] &&
+	ls "$work/src/readme/deb/${pkg}_${version}_"*.deb >/dev/null 2>&1; then
+	pass "README's source-package recipe, run as written, gives the .dsc and the .deb"
+else
+	fail "README's source-package recipe, run as written (last lines of its log follow)"
+	tail -n 20 "$work/readme-recipe.log"
+fi
+rm -rf "$work/src/readme"
 # The root-only tests must not be compiled (nor run) by a package build.
 check "the package build compiled no test (no tests/*.o, no tests/test-*)" \
 	test -z "$(find "$tree/tests" \( -name '*.o' -o -name 'test-*' ! -name '*.*' -perm -u+x \) 2>/dev/null)"
