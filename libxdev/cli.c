@@ -2,6 +2,7 @@
 /* The options xdevices(8) and xdevicesd(8) share (cli.h). */
 #include "config.h"
 
+#include <stdarg.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -22,9 +23,22 @@ int xdev_cli_option(struct xdev_cli *cli, int c, const char *arg) {
                 printf("%s " PACKAGE_VERSION "\n", cli->prog);
                 return XDEV_EXIT_OK;
         default:
-                cli->usage(stderr);
-                return XDEV_EXIT_USAGE;
+                return xdev_cli_usage_error(cli, NULL);
         }
+}
+
+int xdev_cli_usage_error(const struct xdev_cli *cli, const char *fmt, ...) {
+        va_list ap;
+
+        if (fmt) {
+                fprintf(stderr, "%s: ", cli->prog);
+                va_start(ap, fmt);
+                vfprintf(stderr, fmt, ap);
+                va_end(ap);
+                fputc('\n', stderr);
+        }
+        fprintf(stderr, "Try '%s --help' for more information.\n", cli->prog);
+        return XDEV_EXIT_USAGE;
 }
 
 int xdev_cli_need_root(const struct xdev_cli *cli) {

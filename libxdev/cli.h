@@ -36,9 +36,15 @@ struct xdev_cli {
 
 /* Takes option C (with ARG) of XDEV_CLI_OPTIONS, or an unknown one.
  * Returns -1 to go on, XDEV_EXIT_OK after --help or --version (printed),
- * XDEV_EXIT_USAGE for an option the program does not take (the usage
- * printed to stderr). */
+ * XDEV_EXIT_USAGE for an option the program does not take (getopt named
+ * it; xdev_cli_usage_error() adds the pointer at --help). */
 int xdev_cli_option(struct xdev_cli *cli, int c, const char *arg);
+
+/* A usage error: "PROG: MESSAGE" (when FMT is not NULL: getopt has said
+ * which option it did not know) and one line pointing at --help, on
+ * stderr, not the whole help. Returns XDEV_EXIT_USAGE. */
+int xdev_cli_usage_error(const struct xdev_cli *cli, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 
 /* XDEV_EXIT_OK for root; else says the program must be run as root and
  * returns XDEV_EXIT_NOTROOT. */

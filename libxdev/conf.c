@@ -321,6 +321,53 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
         return -ENOENT;
 }
 
+/* What KEY takes, for a message about a bad value. */
+static void allowed_values(const char *key, char *buf, size_t size) {
+        static const struct {
+                const char *key, *values;
+        } fixed[] = {
+                { "debug", "yes, no" },
+                { "glob", "CLASS:/dev/PATTERN, CLASS one of vt, drm, input, console" },
+                { "services", "PAM service names, separated by commas" },
+                { "deny_services", "PAM service names, separated by commas" },
+                { "linger_grace", "milliseconds, 0 to 60000" },
+                { "linger_scan_budget", "a number, 1024 to 1048576" },
+        };
+        static const struct {
+                const char *key;
+                enum word_kind kind;
+        } worded[] = { { "mode", WORD_MODE },
+                       { "devices", WORD_SOURCE },
+                       { "logind", WORD_LOGIND },
+                       { "lingering", WORD_LINGER } };
+        enum word_kind kind = WORD_ACCESS; /* the class keys */
+        size_t n = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < XDEV_ELEMENTSOF(fixed); i++)
+                if (strcmp(key, fixed[i].key) == 0) {
+                        (void) snprintf(buf, size, "%s", fixed[i].values);
+                        return;
+                }
+        for (size_t i = 0; i < XDEV_ELEMENTSOF(worded); i++)
+                if (strcmp(key, worded[i].key) == 0)
+                        kind = worded[i].kind;
+        if (kind == WORD_ACCESS && xdev_class_from_string(key) < 0)
+                return;
+        for (size_t i = 0; i < WORDS_MAX && n < size; i++)
+                if (words[kind][i])
+                        n += (size_t) snprintf(buf + n, size - n, "%s%s", n ? ", " : "",
+                                               words[kind][i]);
+}
+
+/* Whether KEY is one of the file's keys. */
+static bool key_is_known(const char *key) {
+        char values[200];
+
+        allowed_values(key, values, sizeof values);
+        return values[0] != '\0';
+}
+
 static char *strip(char *s) {
         char *e;
 
@@ -341,7 +388,51 @@ struct loader {
         bool check;
         bool must_exist; /* the main file was named: missing is an error */
         unsigned errors;
+        struct xdev_config_files *files; /* check: the files read, or NULL */
 };
+
+/* Notes the file PATH as read, with the errors counted since START. */
+static void file_read(struct loader *ld, const char *path, unsigned start, bool missing) {
+        struct xdev_config_file *f;
+
+        if (!ld->files || ld->files->n >= XDEV_ELEMENTSOF(ld->files->file))
+                return;
+        f = &ld->files->file[ld->files->n++];
+        (void) snprintf(f->path, sizeof f->path, "%s", path);
+        f->errors = ld->errors - start;
+        f->missing = missing;
+}
+
+/* "mode acl": a known key, a blank, a value, and no "=". Says so and
+ * returns true. */
+static bool missing_equals(char *line, const char *where, unsigned lineno,
+                           const struct xdev_log *log) {
+        size_t n = strcspn(line, " \t");
+        char key[64];
+
+        if (line[n] == '\0' || n >= sizeof key)
+                return false;
+        memcpy(key, line, n);
+        key[n] = '\0';
+        if (!key_is_known(key))
+                return false;
+        xdev_log(log, LOG_ERR, "%s:%u: \"%s\": missing \"=\" (write \"%s = %s\")", where, lineno,
+                 line, key, strip(line + n));
+        return true;
+}
+
+/* A bad VALUE for KEY (NULL: none given): the value, what the key takes,
+ * and a comment at its end, which is not one. */
+static void bad_value(const char *key, const char *value, const char *where, unsigned lineno,
+                      const struct xdev_log *log) {
+        const char *hash = value ? strchr(value, '#') : NULL;
+        char allowed[200];
+
+        allowed_values(key, allowed, sizeof allowed);
+        xdev_log(log, LOG_ERR, "%s:%u: bad value \"%s\" for \"%s\"%s%s%s%s", where, lineno,
+                 value ? value : "", key, allowed[0] ? " (" : "", allowed, allowed[0] ? ")" : "",
+                 hash ? "; a comment must be on a line of its own, not after a value" : "");
+}
 
 /* One line into TMP; returns 0, or -EINVAL with a message logged. */
 static int parse_line(struct xdev_config *tmp, char *line, const char *where, unsigned lineno,
@@ -365,6 +456,8 @@ static int parse_line(struct xdev_config *tmp, char *line, const char *where, un
                 key = strip(key);
         } else
                 value = NULL;
+        if (!value && missing_equals(key, where, lineno, log))
+                return -EINVAL;
         r = xdev_config_set(tmp, key, value);
         if (r == -ENOENT) {
                 xdev_log(log, ld->check ? LOG_ERR : LOG_WARNING, "%s:%u: unknown key \"%s\"%s",
@@ -378,7 +471,7 @@ static int parse_line(struct xdev_config *tmp, char *line, const char *where, un
                 return -EINVAL;
         }
         if (r < 0) {
-                xdev_log(log, LOG_ERR, "%s:%u: bad value for \"%s\"", where, lineno, key);
+                bad_value(key, value, where, lineno, log);
                 return -EINVAL;
         }
         return 0;
@@ -453,7 +546,16 @@ static int read_trusted(int dirfd, const char *name, const char *where, char **r
         fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd < 0) {
                 r = -errno;
-                if (r != -ENOENT)
+                if (r == -ELOOP)
+                        xdev_log(log, LOG_ERR,
+                                 "%s: a symbolic link: config files must be regular files (links "
+                                 "are not followed); copy the file there instead",
+                                 where);
+                else if (r == -EACCES)
+                        xdev_log(log, LOG_ERR,
+                                 "%s: cannot open: %s (it is root's: run as root to read it)",
+                                 where, strerror(-r));
+                else if (r != -ENOENT)
                         xdev_log(log, LOG_ERR, "%s: cannot open: %s", where, strerror(-r));
                 return r;
         }
@@ -515,6 +617,8 @@ static int load_dropins(int cfd, const char *dir, struct xdev_config *config, st
                         return 0;
                 r = -errno;
                 xdev_log(log, LOG_ERR, "%s: cannot open: %s", dropdir, strerror(-r));
+                ld->errors++;
+                file_read(ld, dropdir, ld->errors - 1, false);
                 return r;
         }
         d = fdopendir(dfd);
@@ -530,6 +634,8 @@ static int load_dropins(int cfd, const char *dir, struct xdev_config *config, st
                 if (n_names >= XDEV_CONF_DROPINS_MAX) {
                         xdev_log(log, LOG_ERR, "%s: more than %d files", dropdir,
                                  XDEV_CONF_DROPINS_MAX);
+                        ld->errors++;
+                        file_read(ld, dropdir, ld->errors - 1, false);
                         r = -E2BIG;
                         goto out;
                 }
@@ -542,6 +648,7 @@ static int load_dropins(int cfd, const char *dir, struct xdev_config *config, st
         }
         qsort(names, n_names, sizeof names[0], cmp_names);
         for (size_t i = 0; i < n_names; i++) {
+                unsigned start = ld->errors;
                 (void) snprintf(where, sizeof where, "%s/%s", dropdir, names[i]);
                 r = read_trusted(dirfd(d), names[i], where, &buf, &len, log);
                 if (r == -ENOENT) {
@@ -554,6 +661,7 @@ static int load_dropins(int cfd, const char *dir, struct xdev_config *config, st
                         buf = NULL;
                 } else
                         ld->errors++;
+                file_read(ld, where, start, false);
                 if (r < 0 && !ld->check)
                         goto out;
         }
@@ -570,6 +678,8 @@ static int load(struct xdev_config *config, const char *path, struct loader *ld)
         struct xdev_config tmp;
         const char *base, *slash;
         char dir[256], *buf = NULL;
+        bool missing = false;
+        unsigned start;
         size_t len;
         int cfd, r;
 
@@ -587,6 +697,7 @@ static int load(struct xdev_config *config, const char *path, struct loader *ld)
         r = config_copy(&tmp, config);
         if (r < 0)
                 return r;
+        start = ld->errors;
         cfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (cfd < 0) {
                 r = -errno;
@@ -596,19 +707,22 @@ static int load(struct xdev_config *config, const char *path, struct loader *ld)
                         xdev_log(log, LOG_ERR, "%s: cannot open: %s", path, strerror(-r));
                         ld->errors++;
                 }
+                file_read(ld, path, start, r == 0);
                 goto out;
         }
         r = read_trusted(cfd, base, path, &buf, &len, log);
         if (r == 0) {
                 r = parse_buf(&tmp, buf, len, path, ld); /* counts its errors */
                 free(buf);
-        } else if (r == -ENOENT && !ld->must_exist)
+        } else if (r == -ENOENT && !ld->must_exist) {
+                missing = true;
                 r = 0;
-        else {
+        } else {
                 if (r == -ENOENT) /* read_trusted says nothing of a missing file */
                         xdev_log(log, LOG_ERR, "%s: cannot open: %s", path, strerror(-r));
                 ld->errors++;
         }
+        file_read(ld, path, start, missing);
         if (r == 0 || ld->check) {
                 int rd = load_dropins(cfd, dir, &tmp, ld);
                 if (r == 0)
@@ -637,9 +751,15 @@ int xdev_config_load_named(struct xdev_config *config, const char *path,
 }
 
 int xdev_config_check(struct xdev_config *config, const char *path, bool must_exist,
-                      const struct xdev_log *log) {
-        struct loader ld = { .log = log, .check = true, .must_exist = must_exist };
-        int r = load(config, path, &ld);
+                      const struct xdev_log *log, struct xdev_config_files *ret_files) {
+        struct loader ld = {
+                .log = log, .check = true, .must_exist = must_exist, .files = ret_files
+        };
+        int r;
+
+        if (ret_files)
+                ret_files->n = 0;
+        r = load(config, path, &ld);
 
         if (r < 0 && ld.errors == 0)
                 ld.errors = 1; /* a failure that was not one of the counted lines */

@@ -92,13 +92,26 @@ int xdev_config_load(struct xdev_config *config, const char *path, const struct 
 int xdev_config_load_named(struct xdev_config *config, const char *path,
                            const struct xdev_log *log);
 
+/* The files xdevices check read: the main one first, then each drop-in
+ * (or the drop-in directory, when it cannot be read), with the errors
+ * counted in each. */
+struct xdev_config_files {
+        size_t n;
+        struct xdev_config_file {
+                char path[600];
+                unsigned errors;
+                bool missing; /* the main file does not exist: the defaults apply */
+        } file[XDEV_CONF_DROPINS_MAX + 2];
+};
+
 /* xdevices check: loads as xdev_config_load() (MUST_EXIST: as
  * xdev_config_load_named()) but goes on after a bad line or file and logs
  * every one as "FILE:LINE: message" or "FILE: message"; an unknown key,
- * which a load only warns of, counts too. Returns the number of errors
- * (0: CONFIG is what a load gives). */
+ * which a load only warns of, counts too. Fills *RET_FILES (may be NULL)
+ * with the files read. Returns the number of errors (0: CONFIG is what a
+ * load gives). */
 int xdev_config_check(struct xdev_config *config, const char *path, bool must_exist,
-                      const struct xdev_log *log);
+                      const struct xdev_log *log, struct xdev_config_files *ret_files);
 
 /* Module arguments: "debug", "conf=PATH" (taken out into *ret_conf), and the
  * same keys as the file. Malformed values fail the whole argument list. */

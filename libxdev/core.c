@@ -74,7 +74,8 @@ int xdev_ctx_load_config(struct xdev_ctx *ctx, const char *path, bool named, boo
         r = named ? xdev_config_load_named(&ctx->config, path, &ctx->log)
                   : xdev_config_load(&ctx->config, path, &ctx->log);
         if (r < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "configuration is broken; no device will be granted");
+                xdev_log(&ctx->log, LOG_ERR,
+                         "configuration is broken; nothing new will be granted until it is fixed");
                 ctx->config_ok = false;
         }
         ctx->log.debug = debug || ctx->config.debug;
@@ -1328,6 +1329,27 @@ out:
         return r;
 }
 
+/* What a reset takes, logged as gc logs what it reaps: each session it
+ * forgets (saying whether its leader still runs) and each node it takes
+ * back. The sweep after it logs what it found still holding them. */
+static void reset_log_plan(struct xdev_ctx *ctx, const struct xdev_state *state) {
+        for (size_t i = 0; i < state->n_sessions; i++) {
+                const struct xdev_session *s = &state->sessions[i];
+                bool live = xdev_leader_is_live(s->pid, s->start, s->vt);
+                xdev_log(&ctx->log, LOG_NOTICE,
+                         "reset: forgetting the session of \"%s\" on tty%u (leader %d %s)", s->user,
+                         s->vt, (int) s->pid,
+                         live ? "still logged in: it keeps its login, not its devices" : "gone");
+        }
+        for (size_t i = 0; i < state->n_nodes; i++) {
+                const struct xdev_node *n = &state->nodes[i];
+                if (n->granted)
+                        xdev_log(&ctx->log, LOG_NOTICE,
+                                 "reset: taking \"%s\" (%s) back from uid %u", n->path,
+                                 xdev_class_to_string(n->class), (unsigned) n->grantee);
+        }
+}
+
 int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_lost) {
         struct xdev_config policy = ctx->config; /* a shallow copy, never freed */
         struct txn t;
@@ -1354,6 +1376,7 @@ int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_los
         if (r < 0)
                 return r;
         *ret_lost = t.lost;
+        reset_log_plan(ctx, &t.state);
         n_sessions = t.state.n_sessions;
         t.state.n_sessions = 0;
         t.state.has_holder = false;

@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 #include <security/pam_ext.h>
@@ -32,6 +31,7 @@
 
 #include "core.h"
 #include "devices.h"
+#include "logind.h"
 #include "tty.h"
 #include "vt.h"
 
@@ -96,9 +96,22 @@ broken:
         return r;
 }
 
-static bool logind_is_running(void) {
-        struct stat st;
-        return lstat("/run/systemd/seats", &st) == 0 && S_ISDIR(st.st_mode);
+/* Whether a logind manages the seats (doc/DESIGN.md §3.8): then this
+ * module stands down, and the person at the console is told so in one
+ * line, since nothing she expects from it will happen. */
+static bool stands_down(pam_handle_t *pamh, int flags, const struct xdev_ctx *ctx) {
+        struct xdev_logind logind;
+        char msg[300];
+
+        if (ctx->config.ignore_logind || xdev_logind_find(&logind) <= 0)
+                return false;
+        (void) snprintf(msg, sizeof msg,
+                        "%s (pid %d) manages the seats here: pam_xdevices stands down and grants "
+                        "nothing (logind = ignore in xdevices.conf overrides)",
+                        logind.name, (int) logind.pid);
+        pam_syslog(pamh, LOG_INFO, "%s", msg);
+        tell(pamh, flags, PAM_TEXT_INFO, msg);
+        return true;
 }
 
 static const char *item(pam_handle_t *pamh, int type) {
@@ -195,6 +208,13 @@ static void report(pam_handle_t *pamh, int flags, const struct xdev_ctx *ctx, co
         }
 }
 
+/* Whether an earlier line of this stack opened the session in this
+ * handle. */
+static bool already_opened(pam_handle_t *pamh) {
+        const void *opened = NULL;
+        return pam_get_data(pamh, DATA_OPENED, &opened) == PAM_SUCCESS && opened;
+}
+
 XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct xdev_ctx ctx;
         struct xdev_login_result result;
@@ -208,8 +228,10 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         int r, ret = PAM_IGNORE;
 
         (void) setup(pamh, argc, argv, &ctx, &sink);
-        if (!ctx.config.ignore_logind && logind_is_running()) {
-                pam_syslog(pamh, LOG_INFO, "systemd-logind manages seats here; standing down");
+        if (already_opened(pamh)) {
+                /* a second pam_xdevices line in the stack (common-session
+                 * and a line of its own in the service's file) */
+                xdev_debug(&ctx.log, "an earlier pam_xdevices line opened this session, ignoring");
                 goto out;
         }
         if (pam_get_user(pamh, &user, NULL) != PAM_SUCCESS || !user) {
@@ -217,7 +239,7 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
                 goto out;
         }
         vt = login_vt(pamh, &ctx, user);
-        if (vt == 0)
+        if (vt == 0 || stands_down(pamh, flags, &ctx))
                 goto out;
         if (!ctx.config_ok) {
                 char msg[300];
@@ -282,17 +304,18 @@ XDEV_EXPORT int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, co
         struct sink sink;
         int r, ret = PAM_IGNORE;
 
-        const void *opened = NULL;
-
         /* Only a handle whose open_session recorded a session has anything
-         * to close: other sessions (su, sshd, ...) touch nothing here. */
-        if (pam_get_data(pamh, DATA_OPENED, &opened) != PAM_SUCCESS || !opened)
+         * to close: other sessions (su, sshd, ...) touch nothing here, nor
+         * a second line of the stack once the first closed it. */
+        if (!already_opened(pamh))
                 return PAM_IGNORE;
         /* A broken config still lets us restore: the ledger holds everything. */
         (void) setup(pamh, argc, argv, &ctx, &sink);
         if (xdev_proc_stat(getpid(), &pst) < 0)
                 goto out;
         r = xdev_session_close(&ctx, getpid(), pst.start);
+        if (r >= 0 || r == -ENOENT)
+                (void) pam_set_data(pamh, DATA_OPENED, NULL, NULL);
         if (r == -ENOENT) {
                 xdev_debug(&ctx.log, "no session of ours in this process, ignoring");
                 goto out;

@@ -285,6 +285,31 @@ deb=$(ls "$work/src/${pkg}"_*.deb 2>/dev/null | head -n 1)
 changes=$(ls "$work/src"/*.changes 2>/dev/null | head -n 1)
 dsc=$(ls "$work/src"/*.dsc 2>/dev/null | head -n 1)
 check "built ${pkg}_*.deb" test -f "$deb"
+check "the package ships README.md and NEWS as docs" \
+	bash -c 'l=$(dpkg-deb -c "$1") && grep -q "/usr/share/doc/libpam-xdevices/README.md" <<<"$l" &&
+		grep -Eq "/usr/share/doc/libpam-xdevices/NEWS(\.gz)?$" <<<"$l"' _ "$deb"
+# README's source-package recipe as README.md writes it (its lines from
+# "./autogen.sh && ./configure --disable-tests && make dist" to the one
+# with dpkg-buildpackage), run in a copy of the same tree: README must not
+# name steps or files that do not work.
+recipe=$(awk '/^    \.\/autogen\.sh && \.\/configure --disable-tests && make dist$/ { on = 1 }
+	on { sub(/^    /, ""); print }
+	on && /dpkg-buildpackage/ { exit }' "$srcdir/README.md")
+check "README.md has the source-package recipe" test -n "$recipe"
+mkdir -p "$work/src/readme/git"
+(cd "$srcdir" && git ls-files -z --cached --others --exclude-standard |
+	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+	tar --null -T - -cf -) | tar -C "$work/src/readme/git" -xf -
+if inbuild "cd readme/git && set -e
+$recipe" >"$work/readme-recipe.log" 2>&1 &&
+	[ -f "$work/src/readme/deb/pam-xdevices_$version.dsc" ] &&
+	ls "$work/src/readme/deb/${pkg}_${version}_"*.deb >/dev/null 2>&1; then
+	pass "README's source-package recipe, run as written, gives the .dsc and the .deb"
+else
+	fail "README's source-package recipe, run as written (last lines of its log follow)"
+	tail -n 20 "$work/readme-recipe.log"
+fi
+rm -rf "$work/src/readme"
 # The root-only tests must not be compiled (nor run) by a package build.
 check "the package build compiled no test (no tests/*.o, no tests/test-*)" \
 	test -z "$(find "$tree/tests" \( -name '*.o' -o -name 'test-*' ! -name '*.*' -perm -u+x \) 2>/dev/null)"
@@ -593,14 +618,14 @@ echo "mode = sideways" >"$root/etc/security/xdevices.d/zz-broken.conf"
 inroot xdevices check >"$work/check-broken.log" 2>&1; rc=$?
 cat "$work/check-broken.log"
 check "xdevices check fails (exit 1, not $rc) with FILE:LINE" \
-	bash -c '[ "$2" = 1 ] && grep -qx "/etc/security/xdevices.d/zz-broken.conf:1: bad value for \"mode\"" "$1"' \
+	bash -c '[ "$2" = 1 ] && grep -qx "/etc/security/xdevices.d/zz-broken.conf:1: bad value \"sideways\" for \"mode\" (acl, chown)" "$1"' \
 	_ "$work/check-broken.log" "$rc"
 nodes_state >"$work/nodes.broken-before"
 setsid --wait --ctty chroot "$root" pamtester -v -I "tty=/dev/tty$vt" login alice \
 	open_session <"$root/dev/tty$vt" >"$work/broken.log" 2>&1
 cat "$work/broken.log"
 check "pamtester shows alice the module's one-line error" \
-	grep -q 'pam_xdevices: the configuration is broken (/etc/security/xdevices.d/zz-broken.conf:1: bad value for "mode")' \
+	grep -q 'pam_xdevices: the configuration is broken (/etc/security/xdevices.d/zz-broken.conf:1: bad value "sideways" for "mode" (acl, chown))' \
 	"$work/broken.log"
 nodes_state >"$work/nodes.broken-after"
 check "a broken configuration grants nothing" \

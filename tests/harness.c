@@ -28,6 +28,7 @@
 #include <security/pam_appl.h>
 
 #include "harness.h"
+#include "mounts.h"
 
 int h_vt;
 
@@ -246,8 +247,14 @@ int h_init(void) {
                 die("SIGPIPE");
         if (unshare(CLONE_NEWNS) < 0)
                 die("unshare");
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                die("make-rprivate");
+        {
+                const char *step = NULL;
+                int r = h_mounts_make_private(&step);
+                if (r < 0) {
+                        errno = -r;
+                        die(step);
+                }
+        }
         if (mount("xdevtest", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
                 die("mount /run");
         if (mkdir(H_ROOT, 0755) < 0 || mkdir(H_PAMDIR, 0755) < 0)
@@ -766,6 +773,57 @@ pid_t h_holder_spawn(int (*setup)(void *data), void *data, uid_t uid, bool ignor
         }
         (void) close(p[0]);
         return pid;
+}
+
+static int name_self(void *data) {
+        return prctl(PR_SET_NAME, (unsigned long) data, 0, 0, 0) < 0 ? 12 : 0;
+}
+
+pid_t h_fake_logind_start(const char *comm, uid_t uid) {
+        return h_holder_spawn(name_self, (void *) comm, uid, false);
+}
+
+bool h_host_runs_logind(void) {
+        static const char *const names[] = { "systemd-logind\n", "elogind\n", "elogind-daemon\n" };
+        struct dirent *de;
+        bool found = false;
+        DIR *d = opendir("/proc");
+
+        if (!d)
+                die("opendir /proc");
+        while (!found && (de = readdir(d))) {
+                char path[300], comm[64] = "";
+                struct stat st;
+                FILE *f;
+
+                (void) snprintf(path, sizeof path, "/proc/%s/comm", de->d_name);
+                f = fopen(path, "re");
+                if (!f)
+                        continue;
+                if (!fgets(comm, sizeof comm, f))
+                        comm[0] = '\0';
+                (void) fclose(f);
+                (void) snprintf(path, sizeof path, "/proc/%s", de->d_name);
+                for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+                        found = found ||
+                                (strcmp(comm, names[i]) == 0 && stat(path, &st) == 0 &&
+                                 st.st_uid == 0);
+        }
+        (void) closedir(d);
+        return found;
+}
+
+void h_seats_make(void) {
+        if ((mkdir("/run/systemd", 0755) < 0 && errno != EEXIST) ||
+            (mkdir("/run/systemd/seats", 0755) < 0 && errno != EEXIST))
+                die("mkdir /run/systemd/seats");
+        h_write_file("/run/systemd/seats/seat0",
+                     "# This is private data. Do not parse.\nIS_SEAT0=1\n", 0644, 0);
+}
+
+void h_seats_remove(void) {
+        if (system("rm -rf /run/systemd/seats") != 0)
+                die("rm -rf /run/systemd/seats");
 }
 
 struct opens {

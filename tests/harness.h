@@ -117,6 +117,17 @@ int h_session_close_end(struct h_session *s);
  * supplementary groups; 0: stays root) and waits to be killed. Returns its
  * pid once it is ready, or -1 when it could not be set up (then reaped). */
 pid_t h_holder_spawn(int (*setup)(void *data), void *data, uid_t uid, bool ignore_term);
+/* A holder (h_holder_spawn) named COMM (prctl PR_SET_NAME) that runs as
+ * UID: a logind to the module when COMM is one's name and UID is 0. Kill
+ * and reap it as any holder. */
+pid_t h_fake_logind_start(const char *comm, uid_t uid);
+/* Whether a root process named systemd-logind, elogind or elogind-daemon
+ * runs on this machine (the test's pid namespace is the host's). */
+bool h_host_runs_logind(void);
+/* Writes /run/systemd/seats/seat0 (the namespace's private /run) as a
+ * logind leaves it; h_seats_remove takes the directory away again. */
+void h_seats_make(void);
+void h_seats_remove(void);
 /* A holder (h_holder_spawn) that opens PATH N times (NULL: nothing). */
 pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term);
 /* SIGKILLs the session's leader and reaps it. */

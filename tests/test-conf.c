@@ -289,6 +289,27 @@ START_TEST(test_shipped_conf_shows_the_defaults) {
 }
 END_TEST
 
+/* The shipped xdevices.conf names every lingering policy, kill-user too. */
+START_TEST(test_shipped_conf_names_every_lingering_policy) {
+        static const char *const policies[] = { "\"revoke\"", "\"kill\"", "\"warn\"",
+                                                "\"kill-user\"" };
+        const char *path = getenv("XDEV_SHIPPED_CONF");
+        char text[16384];
+        size_t n;
+        FILE *f;
+
+        ck_assert_msg(path, "XDEV_SHIPPED_CONF is not set");
+        f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
+                ck_assert_msg(strstr(text, policies[i]), "the shipped config does not name %s",
+                              policies[i]);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("conf");
         TCase *tc = tcase_create("parse");
@@ -301,6 +322,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_module_args);
         tcase_add_test(tc, test_read_file_refuses_a_file_that_changed);
         tcase_add_test(tc, test_shipped_conf_shows_the_defaults);
+        tcase_add_test(tc, test_shipped_conf_names_every_lingering_policy);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -493,6 +493,26 @@ START_TEST(test_grant_delay_refuses_bad_values) {
 }
 END_TEST
 
+/* A --conf file that is missing, or a broken config, is refused at start
+ * with exit 1, as xdevices and the module's conf= refuse it: a daemon on
+ * one would decide nothing, and say it holds what it cannot grant. */
+START_TEST(test_missing_or_broken_conf_is_refused) {
+        static const char *const confs[] = { "--conf=" H_ROOT "/missing.conf", "--conf=" H_CONF };
+        const char *bin = getenv("XDEV_DAEMON");
+        h_write_file(H_CONF, "mode = maybe\nlogind = ignore\n", 0644, 0);
+        for (size_t i = 0; i < sizeof confs / sizeof confs[0]; i++) {
+                const char *argv[] = { bin, confs[i], "--stderr", NULL };
+                const char *env[] = { "PATH=/usr/bin:/bin", NULL };
+                char *out = NULL;
+                int rc = h_run_helper(argv, env, &out);
+                ck_assert_msg(rc == 1 && strstr(out, "does not start on a broken configuration"),
+                              "%s: exit %d, output:\n%s", confs[i], rc, out);
+                free(out);
+        }
+        ck_assert_msg(!state_has("follow"), "a refused config left the state followed");
+}
+END_TEST
+
 /* Nothing happens, so the daemon sleeps: its own steps (the state saved,
  * the lock closed) must not wake it again. It used to watch IN_CLOSE_WRITE
  * in the state directory and woke on the lock it closes itself, for ever,
@@ -1402,6 +1422,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_holder_who_leaves_at_once_is_not_announced);
         tcase_add_test(tc, test_grant_delay_holds_the_new_grant_back);
         tcase_add_test(tc, test_grant_delay_refuses_bad_values);
+        tcase_add_test(tc, test_missing_or_broken_conf_is_refused);
         suite_add_tcase(s, tc);
 
         TCase *tn = tcase_create("counting");

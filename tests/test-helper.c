@@ -22,6 +22,10 @@
 #include "harness.h"
 #include "runner.h"
 
+/* Fails unless the text OUT contains NEEDLE. */
+#define assert_has(out, needle) \
+        ck_assert_msg(strstr((out), (needle)), "lacks \"%s\" in:\n%s", (needle), (out))
+
 static const char *helper(void) {
         const char *h = getenv("XDEV_HELPER");
         return h ? h : "../xdevices/xdevices";
@@ -209,7 +213,7 @@ START_TEST(test_status_shows_two_users) {
         ck_assert_ptr_nonnull(strstr(out, "/dev/dri/card0"));
         free(out);
         ck_assert_int_eq(run("status", "--json", &out), 0);
-        snprintf(want, sizeof want, "{\"holder\":%d,", H_UID_ALICE);
+        snprintf(want, sizeof want, ",\"holder\":%d,", H_UID_ALICE);
         ck_assert_ptr_nonnull(strstr(out, want));
         ck_assert_ptr_nonnull(strstr(out, "\"user\":\"xdbob\""));
         free(out);
@@ -353,23 +357,50 @@ START_TEST(test_check) {
         (void) mkdir(H_ROOT "/check", 0755);
         (void) mkdir(H_ROOT "/check/xdevices.d", 0755);
         h_write_file(H_ROOT "/check/x.conf",
-                     "# a comment\nmode = chwon\nfrobnicate = 1\ndrm = r\nlinger_grace = 1x\n",
+                     "# a comment\nmode = chwon\nfrobnicate = 1\ndrm = r\nlinger_grace = 1x\n"
+                     "mode acl\ndrm = rw # read and write\n",
                      0644, 0);
         h_write_file(H_ROOT "/check/xdevices.d/10-a.conf", "\ninput = sometimes\n", 0644, 0);
+        h_write_file(H_ROOT "/check/real.conf", "drm = r\n", 0644, 0);
+        (void) unlink(H_ROOT "/check/xdevices.d/20-link.conf");
+        ck_assert_int_eq(symlink("../real.conf", H_ROOT "/check/xdevices.d/20-link.conf"), 0);
+        h_write_file(H_ROOT "/check/xdevices.d/30-b.conf", "drm = r\n", 0644, 0);
         for (int as = 0; as < 2; as++) {
                 ck_assert_int_eq(run_as(as ? H_UID_ALICE : 0, helper(), argv, &out), 1);
                 printf("--- xdevices check (uid %d) ---\n%s---\n", as ? H_UID_ALICE : 0, out);
-                ck_assert_ptr_nonnull(
-                        strstr(out, H_ROOT "/check/x.conf:2: bad value for \"mode\""));
-                ck_assert_ptr_nonnull(strstr(out, H_ROOT "/check/x.conf:3: unknown key"));
-                ck_assert_ptr_nonnull(
-                        strstr(out, H_ROOT "/check/x.conf:5: bad value for \"linger_grace\""));
-                ck_assert_ptr_nonnull(
-                        strstr(out,
-                               H_ROOT "/check/xdevices.d/10-a.conf:2: bad value for \"input\""));
-                ck_assert_ptr_nonnull(strstr(out, H_ROOT "/check/x.conf: 4 errors"));
+                assert_has(out,
+                           H_ROOT
+                           "/check/x.conf:2: bad value \"chwon\" for \"mode\" (acl, chown)\n");
+                assert_has(out, H_ROOT "/check/x.conf:3: unknown key");
+                assert_has(out,
+                           H_ROOT
+                           "/check/x.conf:5: bad value \"1x\" for \"linger_grace\" "
+                           "(milliseconds, 0 to 60000)\n");
+                assert_has(out,
+                           H_ROOT
+                           "/check/x.conf:6: \"mode acl\": missing \"=\" (write "
+                           "\"mode = acl\")\n");
+                assert_has(out,
+                           H_ROOT
+                           "/check/x.conf:7: bad value \"rw # read and write\" for "
+                           "\"drm\" (off, r, rw); a comment must be on a line of its "
+                           "own, not after a value\n");
+                assert_has(out,
+                           H_ROOT
+                           "/check/xdevices.d/10-a.conf:2: bad value \"sometimes\" "
+                           "for \"input\" (off, r, rw)\n");
+                assert_has(out,
+                           H_ROOT
+                           "/check/xdevices.d/20-link.conf: a symbolic link: config "
+                           "files must be regular files");
+                /* each file's errors under its own name, and the good one named */
+                assert_has(out, H_ROOT "/check/x.conf: 5 errors\n");
+                assert_has(out, H_ROOT "/check/xdevices.d/10-a.conf: 1 error\n");
+                assert_has(out, H_ROOT "/check/xdevices.d/20-link.conf: 1 error\n");
+                assert_has(out, H_ROOT "/check/xdevices.d/30-b.conf: ok\n");
                 free(out);
         }
+        ck_assert_int_eq(unlink(H_ROOT "/check/xdevices.d/20-link.conf"), 0);
         /* a group-writable drop-in is an error of its own */
         h_write_file(H_ROOT "/check/x.conf", "drm = r\n", 0644, 0);
         h_write_file(H_ROOT "/check/xdevices.d/10-a.conf", "input = r\n", 0664, 0);
@@ -381,8 +412,20 @@ START_TEST(test_check) {
         h_write_file(H_ROOT "/check/x.conf", "drm = r\ndevices = glob\nglob = drm:/dev/dri/card*\n",
                      0644, 0);
         ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 0);
-        ck_assert_str_eq(out, H_ROOT "/check/x.conf: ok\n");
+        ck_assert_str_eq(out,
+                         H_ROOT "/check/x.conf: ok\n" H_ROOT
+                                "/check/xdevices.d/10-a.conf: ok\n" H_ROOT
+                                "/check/xdevices.d/30-b.conf: ok\n");
         free(out);
+        /* a user against a root 0600 file: root's to read, and said so */
+        h_write_file(H_ROOT "/check/x.conf", "drm = r\n", 0600, 0);
+        ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 1);
+        assert_has(out,
+                   H_ROOT
+                   "/check/x.conf: cannot open: Permission denied (it is root's: run "
+                   "as root to read it)\n");
+        free(out);
+        h_write_file(H_ROOT "/check/x.conf", "drm = r\n", 0644, 0);
         /* devices = glob with no glob line: fine to parse, but said */
         h_write_file(H_ROOT "/check/x.conf", "devices = glob\n", 0644, 0);
         ck_assert_int_eq(run_as(0, helper(), argv, &out), 0);
@@ -430,7 +473,7 @@ START_TEST(test_status_as_user) {
         ck_assert_ptr_null(strstr(out, "xdalice"));
         free(out);
         ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv_json, &out), 0);
-        snprintf(want, sizeof want, "{\"uid\":%d,\"user\":\"xdalice\",", H_UID_ALICE);
+        snprintf(want, sizeof want, ",\"uid\":%d,\"user\":\"xdalice\",", H_UID_ALICE);
         ck_assert_ptr_nonnull(strstr(out, want));
         ck_assert_ptr_nonnull(strstr(out, "\"holds_shared\":true"));
         ck_assert_ptr_nonnull(strstr(
@@ -614,6 +657,74 @@ START_TEST(test_reset_revoke_cuts_off_without_killing) {
 }
 END_TEST
 
+/* With no VT to read in /sys (a container, a chroot), status says the
+ * active VT is unknown, not a negative errno; JSON has null there, and a
+ * version. */
+START_TEST(test_status_without_active_vt_says_unknown) {
+        char *out = NULL;
+        int fd = open(H_ROOT "/active", O_WRONLY | O_TRUNC | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "none\n", 5), 5);
+        (void) close(fd);
+        ck_assert_int_eq(run("status", NULL, &out), 0);
+        assert_has(out, "active VT: unknown (/sys/class/tty/tty0/active: ");
+        free(out);
+        ck_assert_int_eq(run("status", "--json", &out), 0);
+        assert_has(out, "{\"version\":\"" PACKAGE_VERSION "\",");
+        assert_has(out, "\"active_vt\":null");
+        free(out);
+        h_set_active_vt(1);
+}
+END_TEST
+
+/* A usage error names the bad word and points at --help in one line,
+ * not the whole help. */
+START_TEST(test_usage_error_names_the_word) {
+        char *out = NULL;
+        ck_assert_int_eq(run("frobnicate", NULL, &out), 2);
+        ck_assert_str_eq(out,
+                         "xdevices: unknown command \"frobnicate\"\n"
+                         "Try 'xdevices --help' for more information.\n");
+        free(out);
+        ck_assert_int_eq(run("status", "--revoke", &out), 2);
+        ck_assert_str_eq(out,
+                         "xdevices: status: \"--revoke\" does not go with it\n"
+                         "Try 'xdevices --help' for more information.\n");
+        free(out);
+}
+END_TEST
+
+/* A reset says what it took and which sessions it forgot, on stderr and in
+ * syslog, as gc says what it reaps: the package's prerm runs it, and a
+ * user at the console loses her devices without a word otherwise. */
+START_TEST(test_reset_says_what_it_took_and_forgot) {
+        char want[300];
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(h_acl_of("/dev/tty0", H_UID_ALICE), "rw");
+        pid_t holder = h_holder_start("/dev/tty0", 1, H_UID_ALICE, false);
+        free(h_log_take());
+        char *err = NULL;
+        ck_assert_int_eq(run("reset", "--revoke", &err), 0);
+        char *log = h_log_take();
+        (void) snprintf(want, sizeof want,
+                        "reset: forgetting the session of \"xdalice\" on tty%d (leader %d still "
+                        "logged in: it keeps its login, not its devices)",
+                        h_vt, (int) a->pid);
+        ck_assert_msg(strstr(err, want), "stderr lacks \"%s\":\n%s", want, err);
+        ck_assert_msg(strstr(log, want), "syslog lacks \"%s\":\n%s", want, log);
+        (void) snprintf(want, sizeof want, "reset: taking \"/dev/tty0\" (console) back from uid %u",
+                        (unsigned) H_UID_ALICE);
+        ck_assert_msg(strstr(err, want), "stderr lacks \"%s\":\n%s", want, err);
+        ck_assert_msg(strstr(log, want), "syslog lacks \"%s\":\n%s", want, log);
+        ck_assert_msg(strstr(err, "lingering holders: "), "stderr lacks the sweep's counts:\n%s",
+                      err);
+        free(err), free(log);
+        (void) kill(holder, SIGKILL), (void) waitpid(holder, NULL, 0);
+        ck_assert_int_eq(h_session_close(a), H_IGNORED);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("helper");
         TCase *tc = tcase_create("udev");
@@ -638,6 +749,9 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_state_lost_holders_are_cut_off_not_killed);
         tcase_add_test(tc, test_gc_keeps_a_vt_mode_and_mask);
         tcase_add_test(tc, test_reset_revoke_cuts_off_without_killing);
+        tcase_add_test(tc, test_reset_says_what_it_took_and_forgot);
+        tcase_add_test(tc, test_status_without_active_vt_says_unknown);
+        tcase_add_test(tc, test_usage_error_names_the_word);
         suite_add_tcase(s, tc);
         return s;
 }

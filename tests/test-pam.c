@@ -358,21 +358,71 @@ START_TEST(test_unknown_key_is_logged_and_ignored) {
 }
 END_TEST
 
-START_TEST(test_logind_present_stands_down) {
-        struct h_snap before;
+/* A stale /run/systemd/seats (an image built under systemd, booted
+ * without it) is no logind: the login is granted as on any machine. */
+START_TEST(test_stale_seats_dir_does_not_stand_down) {
+        if (h_host_runs_logind()) {
+                fprintf(stderr,
+                        "test-pam: a logind runs on this machine: the stale case is not "
+                        "testable here, skipped\n");
+                return;
+        }
         h_fresh("devices = glob\nglob = drm:/dev/dri/card*\n", NULL);
-        ck_assert_int_eq(mkdir("/run/systemd", 0755) == 0 || access("/run/systemd", F_OK) == 0, 1);
-        ck_assert_int_eq(mkdir("/run/systemd/seats", 0755), 0);
+        h_seats_make();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_msg(a->open_ret == PAM_SUCCESS, "stale seats dir: open_session returned %d",
+                      a->open_ret);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card0", H_UID_ALICE), "rw");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        h_seats_remove();
+}
+END_TEST
+
+/* A user's process named systemd-logind is no logind either: only root
+ * can name a root process. */
+START_TEST(test_user_process_named_logind_does_not_stand_down) {
+        if (h_host_runs_logind())
+                return;
+        h_fresh("devices = glob\nglob = drm:/dev/dri/card*\n", NULL);
+        h_seats_make();
+        pid_t fake = h_fake_logind_start("systemd-logind", H_UID_BOB);
+        ck_assert_int_gt(fake, 0);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_msg(a->open_ret == PAM_SUCCESS, "user's fake logind: open_session returned %d",
+                      a->open_ret);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        (void) kill(fake, SIGKILL), (void) waitpid(fake, NULL, 0);
+        h_seats_remove();
+}
+END_TEST
+
+/* seat0's file and a live root process named elogind: the module stands
+ * down, touches nothing, and the person at the console hears why. */
+START_TEST(test_running_logind_stands_down_and_tells_user) {
+        struct h_snap before;
+        char want[300];
+        h_fresh("devices = glob\nglob = drm:/dev/dri/card*\n", NULL);
+        h_seats_make();
+        pid_t fake = h_fake_logind_start("elogind", 0);
+        ck_assert_int_gt(fake, 0);
+        free(h_log_take()), free(h_conv_take());
         h_snap_take(&before);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, H_IGNORED);
-        h_snap_assert_equal(&before, "logind present");
-        char *log = h_log_take();
-        ck_assert_msg(strstr(log, "systemd-logind manages seats here; standing down"), "log: %s",
-                      log);
-        free(log);
+        h_snap_assert_equal(&before, "logind running");
+        char *log = h_log_take(), *conv = h_conv_take();
+        (void) snprintf(want, sizeof want,
+                        "info: pam_xdevices: elogind (pid %d) manages the seats here: pam_xdevices "
+                        "stands down and grants nothing (logind = ignore in xdevices.conf "
+                        "overrides)\n",
+                        (int) fake);
+        ck_assert_str_eq(conv, want);
+        (void) snprintf(want, sizeof want, "elogind (pid %d) manages the seats here", (int) fake);
+        ck_assert_msg(strstr(log, want), "log lacks \"%s\": %s", want, log);
+        free(log), free(conv);
         h_session_close(a);
-        ck_assert_int_eq(rmdir("/run/systemd/seats"), 0);
+        (void) kill(fake, SIGKILL), (void) waitpid(fake, NULL, 0);
+        h_seats_remove();
 }
 END_TEST
 
@@ -500,7 +550,7 @@ START_TEST(test_broken_config_is_told_to_the_user) {
         ck_assert_str_eq(
                 conv,
                 "error: pam_xdevices: the configuration is broken (" H_CONF
-                ":2: bad value for \"mode\"): no device granted, not even this VT; tell the administrator\n");
+                ":2: bad value \"sideways\" for \"mode\" (acl, chown)): no device granted, not even this VT; tell the administrator\n");
         free(conv);
         h_session_close(a);
         /* not told to a login that does not count (su) */
@@ -673,6 +723,38 @@ START_TEST(test_logout_resets_a_vt_left_in_graphics_mode) {
 }
 END_TEST
 
+/* Two pam_xdevices lines in one stack (the package's common-session and a
+ * line added to /etc/pam.d/login by hand): the second does nothing, so a
+ * login logs one "granted" line, and the logout restores once. */
+START_TEST(test_second_line_in_the_stack_is_harmless) {
+        struct h_snap before;
+        char svc[2048], *line;
+        FILE *f;
+        size_t n;
+
+        f = fopen(H_PAMDIR "/" H_SERVICE, "re");
+        ck_assert_ptr_nonnull(f);
+        n = fread(svc, 1, sizeof svc - 1, f);
+        (void) fclose(f);
+        svc[n] = '\0';
+        line = strstr(svc, "session ");
+        ck_assert_ptr_nonnull(line);
+        ck_assert_uint_lt(n + strlen(line), sizeof svc);
+        memmove(svc + n, line, strlen(line) + 1);
+        h_write_file(H_PAMDIR "/" H_SERVICE, svc, 0644, 0);
+        h_snap_take(&before);
+        free(h_log_take());
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        char *log = h_log_take();
+        ck_assert_msg(count_lines(log, "granted vt") == 1, "not one granted line:\n%s", log);
+        free(log);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        h_snap_assert_equal(&before, "after logout with two lines");
+        h_snap_free(&before);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("pam");
         TCase *tc = tcase_create("sessions");
@@ -694,10 +776,13 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_broken_config_grants_nothing);
         tcase_add_test(tc, test_untrusted_config_files_grant_nothing);
         tcase_add_test(tc, test_unknown_key_is_logged_and_ignored);
-        tcase_add_test(tc, test_logind_present_stands_down);
+        tcase_add_test(tc, test_stale_seats_dir_does_not_stand_down);
+        tcase_add_test(tc, test_user_process_named_logind_does_not_stand_down);
+        tcase_add_test(tc, test_running_logind_stands_down_and_tells_user);
         tcase_add_test(tc, test_module_arguments_override_file);
         tcase_add_test(tc, test_denied_service_grants_nothing);
         tcase_add_test(tc, test_root_login_grants_nothing);
+        tcase_add_test(tc, test_second_line_in_the_stack_is_harmless);
         tcase_add_test(tc, test_login_line_names_grants_and_tells_user_when_only_vt);
         tcase_add_test(tc, test_broken_config_is_told_to_the_user);
         tcase_add_test(tc, test_missing_named_config_is_an_error);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "vt.h"
+#include "mounts.h"
 #include "runner.h"
 
 static unsigned parsed(const char *s) {
@@ -109,12 +110,19 @@ END_TEST
  * /dev/null (a character device, not 4:6) and tty7 a regular file: each is
  * refused with -ENOTTY, and tty8 (absent) with -ENOENT. */
 static int open_refusals(void) {
-        int fd;
+        const char *step = NULL;
+        int fd, r;
 
         if (unshare(getuid() == 0 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS) < 0)
                 return 10;
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        r = getuid() == 0 ? h_mounts_make_private(&step)
+                : mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0
+                ? (step = "make-rprivate /", -errno)
+                : 0;
+        if (r < 0) {
+                fprintf(stderr, "test-vt: %s: %s\n", step, strerror(-r));
                 return 11;
+        }
         fd = open("/dev/null", O_PATH | O_CLOEXEC);
         if (fd < 0 || mount("tmpfs", "/dev", "tmpfs", 0, "mode=0755") < 0)
                 return 12;
@@ -148,8 +156,13 @@ START_TEST(test_open_refuses_what_is_not_the_vt) {
                 _exit(open_refusals());
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         ck_assert_msg(WIFEXITED(status), "the child did not exit");
-        ck_assert_msg(WEXITSTATUS(status) < 10,
-                      "could not set up a private /dev (step %d): no user or mount namespace?",
+        ck_assert_msg(WEXITSTATUS(status) != 10,
+                      "unshare(CLONE_NEWNS%s) failed: no %s namespace here",
+                      getuid() == 0 ? "" : " | CLONE_NEWUSER",
+                      getuid() == 0 ? "mount" : "user or mount");
+        ck_assert_msg(WEXITSTATUS(status) != 11,
+                      "could not make the new mount namespace private (see stderr)");
+        ck_assert_msg(WEXITSTATUS(status) < 10, "could not set up a private /dev (step %d)",
                       WEXITSTATUS(status));
         ck_assert_msg(WEXITSTATUS(status) == 0, "tty%d was not refused as it should be",
                       4 + WEXITSTATUS(status));

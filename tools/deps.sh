@@ -18,10 +18,29 @@ missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+# Another apt or dpkg (unattended-upgrades, a second deps.sh) may hold
+# the locks: wait for it, up to $wait seconds, rather than fail. apt-get
+# install waits by itself (DPkg::Lock::Timeout); apt-get update's lock on
+# the lists has no timeout in apt 2.6, so it is tried again.
+wait=${DEPS_LOCK_WAIT:-600}
+update() {
+	waited=0
+	while ! apt-get update -qq 2>"$tmp"; do
+		if ! grep -q 'Could not get lock' "$tmp" || [ "$waited" -ge "$wait" ]; then
+			cat "$tmp" >&2
+			return 1
+		fi
+		[ "$waited" = 0 ] && echo "deps: another apt holds its lock; waiting (up to $wait s)" >&2
+		sleep 5
+		waited=$((waited + 5))
+	done
+}
 if [ -n "$missing" ]; then
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
+	tmp=$(mktemp)
+	trap 'rm -f "$tmp"' EXIT
+	update
 	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout="$wait" $missing >/dev/null
 fi
 echo "deps: ready ($1)"

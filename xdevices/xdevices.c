@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "core.h"
 #include "devices.h"
+#include "logind.h"
 #include "node.h"
 #include "tty.h"
 #include "vt.h"
@@ -188,15 +189,59 @@ static long long sweep_ms_left(const struct xdev_sweep_rec *w) {
         return (long long) w->until - (long long) xdev_now_ms();
 }
 
-static void status_json(FILE *out, const struct xdev_status *st) {
+/* The active VT as status prints it: a number, or why it is unknown
+ * (no /sys: a container, a chroot). */
+static void active_vt_text(FILE *out, int active) {
+        if (active > 0)
+                fprintf(out, "active VT: %d\n", active);
+        else
+                fprintf(out, "active VT: unknown (%s: %s)\n", "/sys/class/tty/tty0/active",
+                        active < 0 ? strerror(-active) : "no VT");
+}
+
+static void active_vt_json(FILE *out, int active) {
+        if (active > 0)
+                fprintf(out, ",\"active_vt\":%d", active);
+        else
+                fprintf(out, ",\"active_vt\":null");
+}
+
+/* Whether the module and xdevicesd stand down for a running logind
+ * (doc/DESIGN.md §3.8): status and check say so, as the module tells the
+ * user at login and xdevicesd exits. */
+static bool stands_down(bool ignore_logind, struct xdev_logind *ret) {
+        return !ignore_logind && xdev_logind_find(ret) > 0;
+}
+
+static void logind_json(FILE *out, bool ignore_logind) {
+        struct xdev_logind l;
+
+        if (stands_down(ignore_logind, &l))
+                fprintf(out, ",\"logind\":{\"name\":\"%s\",\"pid\":%d}", l.name, (int) l.pid);
+        else
+                fprintf(out, ",\"logind\":null");
+}
+
+static void logind_text(FILE *out, bool ignore_logind) {
+        struct xdev_logind l;
+
+        if (stands_down(ignore_logind, &l))
+                fprintf(out,
+                        "stands down: %s (pid %d) manages the seats; pam_xdevices and xdevicesd "
+                        "grant nothing (logind = ignore in xdevices.conf overrides)\n",
+                        l.name, (int) l.pid);
+}
+
+static void status_json(FILE *out, const struct xdev_status *st, bool ignore_logind) {
         const struct xdev_state *state = &st->state;
 
-        fprintf(out, "{\"holder\":");
+        fprintf(out, "{\"version\":\"" PACKAGE_VERSION "\",\"holder\":");
         if (state->has_holder)
                 fprintf(out, "%u", (unsigned) state->holder);
         else
                 fprintf(out, "null");
-        fprintf(out, ",\"active_vt\":%d", st->active_vt);
+        active_vt_json(out, st->active_vt);
+        logind_json(out, ignore_logind);
         json_bool(out, "follow", state->follow);
         if (state->follow)
                 fprintf(out, ",\"daemon\":%d", (int) state->follow_pid);
@@ -286,10 +331,11 @@ static void status_text_lingering(FILE *out, const struct xdev_status *st) {
                 fprintf(out, "  none\n");
 }
 
-static void status_text(FILE *out, const struct xdev_status *st) {
+static void status_text(FILE *out, const struct xdev_status *st, bool ignore_logind) {
         const struct xdev_state *state = &st->state;
         const char *holder_name = NULL;
 
+        logind_text(out, ignore_logind);
         for (size_t i = 0; state->has_holder && i < state->n_sessions && !holder_name; i++)
                 if (state->sessions[i].uid == state->holder)
                         holder_name = state->sessions[i].user;
@@ -324,7 +370,8 @@ static void status_text(FILE *out, const struct xdev_status *st) {
                 else
                         fprintf(out, " (SIGKILL sent)\n");
         }
-        fprintf(out, "active VT: %d\nsessions: %zu\n", st->active_vt, state->n_sessions);
+        active_vt_text(out, st->active_vt);
+        fprintf(out, "sessions: %zu\n", state->n_sessions);
         for (size_t i = 0; i < state->n_sessions; i++) {
                 const struct xdev_session *s = &state->sessions[i];
                 char since[32] = "?";
@@ -363,9 +410,9 @@ static int cmd_status(struct xdev_ctx *ctx, char **args, const struct flags *f) 
         if (r < 0)
                 return EXIT_FAILED;
         if (f->json)
-                status_json(stdout, &st);
+                status_json(stdout, &st, ctx->config.ignore_logind);
         else
-                status_text(stdout, &st);
+                status_text(stdout, &st, ctx->config.ignore_logind);
         r = st.lost > 0 ? EXIT_LOST : EXIT_OK;
         xdev_status_free(&st);
         return fflush(stdout) == 0 && !ferror(stdout) ? r : EXIT_FAILED;
@@ -496,9 +543,11 @@ static int cmd_status_user(const struct xdev_config *config, bool json) {
                 holds = holds || grants[i].class == XDEV_CLASS_DRM ||
                         grants[i].class == XDEV_CLASS_INPUT;
         if (json) {
-                printf("{\"uid\":%u,\"user\":", (unsigned) getuid());
+                printf("{\"version\":\"" PACKAGE_VERSION "\",\"uid\":%u,\"user\":",
+                       (unsigned) getuid());
                 json_string(stdout, pw ? pw->pw_name : "?");
-                printf(",\"active_vt\":%d", active);
+                active_vt_json(stdout, active);
+                logind_json(stdout, config && config->ignore_logind);
                 json_bool(stdout, "holds_shared", holds);
                 printf(",\"nodes\":[");
                 for (size_t i = 0; i < n; i++)
@@ -510,7 +559,9 @@ static int cmd_status_user(const struct xdev_config *config, bool json) {
         } else {
                 printf("user: %s (uid %u); what the device nodes give you (the state is root's)\n",
                        pw ? pw->pw_name : "?", (unsigned) getuid());
-                printf("active VT: %d\nconsole VTs:", active);
+                logind_text(stdout, config && config->ignore_logind);
+                active_vt_text(stdout, active);
+                printf("console VTs:");
                 for (size_t i = 0; i < n; i++)
                         if (grants[i].class == XDEV_CLASS_VT)
                                 printf(" %s", grants[i].path + 5);
@@ -533,22 +584,52 @@ static XDEV_PRINTF(3, 0) void log_plain(void *userdata, int priority, const char
         fputc('\n', stderr);
 }
 
+/* Each file check read: "ok" on stdout, or its errors on stderr; a main
+ * file that does not exist is no "ok" (the built-in defaults apply).
+ * Returns the number of files with errors, the missing main file one. */
+static int check_summary(const struct xdev_config_files *files) {
+        int bad = 0;
+
+        for (size_t i = 0; i < files->n; i++) {
+                const struct xdev_config_file *f = &files->file[i];
+                if (f->missing) {
+                        fprintf(stderr,
+                                "%s: does not exist: the module and xdevicesd run on the "
+                                "built-in defaults\n",
+                                f->path);
+                        bad++;
+                } else if (f->errors > 0) {
+                        fprintf(stderr, "%s: %u error%s\n", f->path, f->errors,
+                                f->errors == 1 ? "" : "s");
+                        bad++;
+                } else
+                        printf("%s: ok\n", f->path);
+        }
+        return bad;
+}
+
 static int cmd_check(const char *conf, bool named) {
         struct xdev_log log = { .fn = log_plain };
+        static struct xdev_config_files files;
         struct xdev_config config;
+        struct xdev_logind logind;
         char why[256];
         int errors;
 
         xdev_config_init(&config);
-        errors = xdev_config_check(&config, conf, named, &log);
-        if (errors > 0)
-                fprintf(stderr, "%s: %d error%s\n", conf, errors, errors == 1 ? "" : "s");
-        else {
+        errors = xdev_config_check(&config, conf, named, &log, &files);
+        if (stands_down(config.ignore_logind, &logind))
+                fprintf(stderr,
+                        "%s: warning: %s (pid %d) manages the seats here: pam_xdevices and "
+                        "xdevicesd stand down and grant nothing (logind = ignore overrides)\n",
+                        conf, logind.name, (int) logind.pid);
+        if (errors == 0) {
                 xdev_devices_explain(&config, NULL, why, sizeof why);
                 if (why[0])
                         fprintf(stderr, "%s: warning: %s: a login gets only its VT\n", conf, why);
-                printf("%s: ok\n", conf);
         }
+        if (check_summary(&files) > 0 && errors == 0)
+                errors = 1; /* the main file is missing */
         xdev_config_free(&config);
         return errors > 0 ? EXIT_FAILED : EXIT_OK;
 }
@@ -597,19 +678,21 @@ static const struct command {
         { "reset", 0, cmd_reset },        { "revoke", -1, cmd_revoke_args },
 };
 
-static int run_command(struct xdev_ctx *ctx, const char *name, int n_args, char **args,
-                       const struct flags *f) {
+static int run_command(struct xdev_ctx *ctx, const struct xdev_cli *cli, const char *name,
+                       int n_args, char **args, const struct flags *f) {
         for (size_t i = 0; i < XDEV_ELEMENTSOF(commands); i++) {
                 const struct command *c = &commands[i];
                 int want = c->operands >= 0 ? c->operands : f->all ? 0 : 1;
                 if (strcmp(name, c->name) != 0)
                         continue;
-                if (n_args != want)
-                        break;
+                if (n_args > want)
+                        return xdev_cli_usage_error(cli, "%s: unexpected operand \"%s\"", name,
+                                                    args[want]);
+                if (n_args < want)
+                        return xdev_cli_usage_error(cli, "%s: missing operand", name);
                 return c->run(ctx, args, f);
         }
-        usage(stderr);
-        return EXIT_USAGE;
+        return xdev_cli_usage_error(cli, "unknown command \"%s\"", name);
 }
 
 static const struct option options[] = {
@@ -650,10 +733,8 @@ static int parse_options(int argc, char **argv, struct args *a) {
 static int parse_command(int argc, char **argv, struct args *a) {
         int c;
 
-        if (optind >= argc) {
-                usage(stderr);
-                return EXIT_USAGE;
-        }
+        if (optind >= argc)
+                return xdev_cli_usage_error(&a->cli, "no command given");
         a->cmd = argv[optind++];
         while ((c = getopt_long(argc, argv, "c:jf", options, NULL)) != -1) {
                 if (c == 'c' && strcmp(a->cmd, "check") == 0) {
@@ -667,10 +748,11 @@ static int parse_command(int argc, char **argv, struct args *a) {
                         a->flags.all = true;
                 else if (c == 'r' && strcmp(a->cmd, "reset") == 0)
                         a->flags.revoke = true;
-                else {
-                        usage(stderr);
-                        return EXIT_USAGE;
-                }
+                else if (c == '?')
+                        return xdev_cli_usage_error(&a->cli, NULL); /* getopt named it */
+                else
+                        return xdev_cli_usage_error(&a->cli, "%s: \"%s\" does not go with it",
+                                                    a->cmd, argv[optind - 1]);
         }
         return -1;
 }
@@ -701,10 +783,9 @@ int main(int argc, char **argv) {
         if (ret >= 0)
                 return ret;
         if (strcmp(a.cmd, "check") == 0) {
-                if (optind != argc) {
-                        usage(stderr);
-                        return EXIT_USAGE;
-                }
+                if (optind != argc)
+                        return xdev_cli_usage_error(&a.cli, "check: unexpected operand \"%s\"",
+                                                    argv[optind]);
                 return cmd_check(a.cli.conf, a.cli.named);
         }
         if (geteuid() != 0 && strcmp(a.cmd, "status") == 0 && optind == argc)
@@ -712,7 +793,8 @@ int main(int argc, char **argv) {
         ret = xdev_cli_need_root(&a.cli);
         if (ret != EXIT_OK)
                 return ret;
-        use_syslog = !isatty(STDERR_FILENO);
+        /* a reset takes grants from live sessions: it is always recorded */
+        use_syslog = !isatty(STDERR_FILENO) || strcmp(a.cmd, "reset") == 0;
         if (use_syslog)
                 openlog("xdevices", LOG_PID, LOG_AUTHPRIV);
 
@@ -720,7 +802,7 @@ int main(int argc, char **argv) {
         ctx.log = (struct xdev_log) { .fn = log_to_stderr };
         (void) xdev_ctx_load_config(&ctx, a.cli.conf, a.cli.named, a.cli.debug);
 
-        ret = run_command(&ctx, a.cmd, argc - optind, argv + optind, &a.flags);
+        ret = run_command(&ctx, &a.cli, a.cmd, argc - optind, argv + optind, &a.flags);
         xdev_ctx_done(&ctx);
         return ret;
 }

@@ -36,6 +36,7 @@
 #include "proctab.h"
 #include "step.h"
 #include "devices.h"
+#include "logind.h"
 
 #define ACTIVE_VT_PATH "/sys/class/tty/tty0/active"
 #define RETRY_MS 1000
@@ -59,6 +60,7 @@ enum {
         EXIT_USAGE = XDEV_EXIT_USAGE,
         EXIT_NOTROOT = XDEV_EXIT_NOTROOT,
         EXIT_RUNNING = 5, /* another xdevicesd holds the lock */
+        EXIT_LOGIND = 6,  /* a logind manages the seats: stood down */
 };
 
 /* fds polled: signals, the active VT, the state directory, the timer of
@@ -101,7 +103,8 @@ static void usage(FILE *out) {
                 "sets how long a new holder stays in front before its input nodes are\n"
                 "announced (test knobs).\n"
                 "\n"
-                "Exit status: 0 stopped, 1 failed, 2 usage, 3 not root, 5 already running.\n");
+                "Exit status: 0 stopped, 1 failed, 2 usage, 3 not root, 5 already running,\n"
+                "6 a logind manages the seats (stood down).\n");
 }
 
 /* The state directory, made and checked by the store, and the daemon lock
@@ -228,9 +231,19 @@ static void oom_protect(const struct xdev_log *log) {
                         strerror(-r));
 }
 
-static bool logind_is_running(void) {
-        struct stat st;
-        return lstat("/run/systemd/seats", &st) == 0 && S_ISDIR(st.st_mode);
+/* Whether a logind manages the seats (doc/DESIGN.md §3.8): then the
+ * daemon says so and exits with EXIT_LOGIND, which init scripts report as
+ * a start that did not happen. */
+static bool stands_down(const struct xdev_ctx *ctx) {
+        struct xdev_logind logind;
+
+        if (ctx->config.ignore_logind || xdev_logind_find(&logind) <= 0)
+                return false;
+        xdev_log(&ctx->log, LOG_ERR,
+                 "%s (pid %d) manages the seats here: xdevicesd stands down (logind = ignore in "
+                 "xdevices.conf overrides)",
+                 logind.name, (int) logind.pid);
+        return true;
 }
 
 static void *closer(void *data) {
@@ -375,7 +388,7 @@ static void announce_inputs(struct xdev_ctx *ctx, const struct xdev_follow_resul
 struct daemon {
         struct xdev_ctx *ctx;
         const char *conf;
-        bool debug;
+        bool named, debug;
         struct xdev_step_watch *watch;
         struct xdev_follow_self self;
         struct xdev_follow_result *res;
@@ -483,7 +496,12 @@ static void daemon_stepped(struct daemon *d, double step) {
                 xdev_log(
                         &ctx->log, LOG_INFO,
                         "tty%d in front: %s (%.1f ms: load %.1f, take off %.1f, sweep %.1f of %u processes, grant %.1f)",
-                        res->active_vt, res->has_holder ? "its session holds" : "nobody holds",
+                        res->active_vt,
+                        !res->has_holder ? "nobody holds"
+                                : ctx->config_ok
+                                ? "its session holds"
+                                : "its session keeps what it held (the configuration is "
+                                  "broken: nothing new is granted)",
                         step, d->watch->load, d->watch->release, d->watch->sweep, res->examined,
                         d->watch->grant);
         timer_arm(d->timerfd, res->sweep_check_ms);
@@ -581,7 +599,7 @@ static void daemon_events(struct daemon *d, int n) {
                                 continue;
                         }
                         xdev_log(&d->ctx->log, LOG_INFO, "reloading the configuration");
-                        (void) xdev_ctx_load_config(d->ctx, d->conf, false, d->debug);
+                        (void) xdev_ctx_load_config(d->ctx, d->conf, d->named, d->debug);
                 }
         }
 }
@@ -645,10 +663,11 @@ static void daemon_close(struct daemon *d) {
         free(d->res);
 }
 
-static int run(struct xdev_ctx *ctx, const char *conf, bool debug, struct xdev_step_watch *watch) {
+static int run(struct xdev_ctx *ctx, const struct xdev_cli *cli, struct xdev_step_watch *watch) {
         struct daemon d = { .ctx = ctx,
-                            .conf = conf,
-                            .debug = debug,
+                            .conf = cli->conf,
+                            .named = cli->named,
+                            .debug = cli->debug,
                             .watch = watch,
                             .self = { .pid = getpid() },
                             .n_pfds = P_LEADERS,
@@ -755,10 +774,8 @@ int main(int argc, char **argv) {
                                 return ret;
                 }
         }
-        if (optind != argc) {
-                usage(stderr);
-                return EXIT_USAGE;
-        }
+        if (optind != argc)
+                return xdev_cli_usage_error(&cli, "unexpected operand \"%s\"", argv[optind]);
         ret = xdev_cli_need_root(&cli);
         if (ret != EXIT_OK)
                 return ret;
@@ -775,14 +792,17 @@ int main(int argc, char **argv) {
                 xdev_log(&ctx.log, LOG_WARNING,
                          "test knob: each new holder's grant is held back %u-%u ms", delay_min,
                          delay_max);
-        /* unlike xdevices and the module, a --conf file that is missing
-         * gives the defaults here (not named: as it always did) */
-        (void) xdev_ctx_load_config(&ctx, cli.conf, false, cli.debug);
-        if (!ctx.config.ignore_logind && logind_is_running()) {
-                xdev_log(&ctx.log, LOG_INFO, "systemd-logind manages seats here; nothing to do");
-                ret = EXIT_OK;
-        } else
-                ret = run(&ctx, cli.conf, cli.debug, &watch);
+        /* as xdevices and the module: a --conf file must exist, and a
+         * daemon on a broken config would only keep what is granted */
+        if (xdev_ctx_load_config(&ctx, cli.conf, cli.named, cli.debug) < 0) {
+                xdev_log(&ctx.log, LOG_ERR,
+                         "xdevicesd does not start on a broken configuration; fix it (xdevices "
+                         "check) and start it again");
+                ret = EXIT_FAILED;
+        } else if (stands_down(&ctx))
+                ret = EXIT_LOGIND;
+        else
+                ret = run(&ctx, &cli, &watch);
         xdev_ctx_done(&ctx);
         return ret;
 }
