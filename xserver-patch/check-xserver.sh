@@ -13,7 +13,7 @@
 # patched build of build-xorg.sh (XSERVER_SUITE=trixie) and, as the control,
 # the suite's stock Xorg, both run by this script inside the suite's build
 # root (../tools/suite-chroot.sh) with the host's /dev (its real VTs), /proc
-# and /sys; the test user is the root's. XSERVER_BUILDDIR (as build-xorg.sh), XSERVER_TEST_USER (default
+# and /sys; the test user is the root's. XSERVER_BUILDDIR (as build-xorg.sh: default its cache), XSERVER_TEST_USER (default
 # xdtest, created if missing), XSERVER_TEST_VT (default: first unused VT
 # in 20..40; the next unused one is the "other" VT), XSERVER_KEEP=1 keeps
 # the work directory.
@@ -29,16 +29,17 @@ if [ -n "$SUITE" ] && [ -z "${XSERVER_IN_SUITE_ROOT:-}" ]; then
 		echo "SKIP: check-xserver.sh must run as root"
 		exit 77
 	fi
-	BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build-$SUITE}
-	XSERVER_BUILDDIR=$BUILDDIR "$HERE/build-xorg.sh" ||
+	"$HERE/build-xorg.sh" ||
 		{ echo "FAIL: build: build-xorg.sh ($SUITE) failed"; echo "0 passed, 1 failed"; exit 1; }
+	BUILDDIR=$("$HERE/build-xorg.sh" --print-builddir)
 	# This script again, inside the suite's root, on the host's VTs.
 	exec "$HERE/../tools/suite-chroot.sh" "$SUITE" run --dev "$HERE=/xserver-patch" "$BUILDDIR=/build" -- \
 		env XSERVER_IN_SUITE_ROOT="$SUITE" XSERVER_BUILDDIR=/build \
 		XSERVER_TEST_USER="${XSERVER_TEST_USER:-}" XSERVER_TEST_VT="${XSERVER_TEST_VT:-}" \
 		XSERVER_KEEP="${XSERVER_KEEP:-0}" sh /xserver-patch/check-xserver.sh
 fi
-BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build}
+# XSERVER_BUILDDIR, else build-xorg.sh's cache
+BUILDDIR=$("$HERE/build-xorg.sh" --print-builddir)
 PATCHED=$BUILDDIR/stage/usr/lib/xorg/Xorg
 STOCK=/usr/lib/xorg/Xorg
 TUSER=${XSERVER_TEST_USER:-xdtest}
