@@ -72,7 +72,8 @@ for p in $PACKAGES; do
 done
 if [ -n "$missing" ]; then
 	echo "check-xserver: installing$missing"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null ||
+	# (waiting for dpkg's lock if another apt-get holds it)
+	DEBIAN_FRONTEND=noninteractive apt-get install -o DPkg::Lock::Timeout=600 -y -q $missing >/dev/null ||
 		{ echo "FAIL: prerequisites: cannot install$missing"; echo "0 passed, 1 failed"; exit 1; }
 fi
 "$HERE/build-xorg.sh" ||
