@@ -24,6 +24,21 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=${XSERVER_SUITE:-}
+# The VTs are shared with the root test programs of every tree on this
+# machine (tests/harness.c): hold their lock while the servers run, so that
+# none of them takes VT N or M as its own meanwhile (held by fd 8 until this
+# script, or the copy of it it execs in the suite's root, ends).
+take_vt_lock() {
+	lock=/tmp/.pam_xdevices-tests.lock
+	if [ -L "$lock" ] || ! { [ -f "$lock" ] || (umask 077 && : >"$lock"); }; then
+		echo "FAIL: setup: $lock is not a regular file"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	exec 8<"$lock"
+	flock -n 8 || { echo "check-xserver: waiting for the VT test lock ($lock)"; flock 8; }
+}
+
 if [ -n "$SUITE" ] && [ -z "${XSERVER_IN_SUITE_ROOT:-}" ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "SKIP: check-xserver.sh must run as root"
@@ -32,6 +47,7 @@ if [ -n "$SUITE" ] && [ -z "${XSERVER_IN_SUITE_ROOT:-}" ]; then
 	"$HERE/build-xorg.sh" ||
 		{ echo "FAIL: build: build-xorg.sh ($SUITE) failed"; echo "0 passed, 1 failed"; exit 1; }
 	BUILDDIR=$("$HERE/build-xorg.sh" --print-builddir)
+	take_vt_lock
 	# This script again, inside the suite's root, on the host's VTs.
 	exec "$HERE/../tools/suite-chroot.sh" "$SUITE" run --dev "$HERE=/xserver-patch" "$BUILDDIR=/build" -- \
 		env XSERVER_IN_SUITE_ROOT="$SUITE" XSERVER_BUILDDIR=/build \
@@ -83,6 +99,8 @@ id "$TUSER" >/dev/null 2>&1 ||
 	useradd --system --no-create-home --home-dir /nonexistent \
 			--shell /usr/sbin/nologin "$TUSER" ||
 	{ echo "FAIL: setup: cannot create user $TUSER"; echo "0 passed, 1 failed"; exit 1; }
+
+[ -n "${XSERVER_IN_SUITE_ROOT:-}" ] || take_vt_lock
 
 # A VT nobody has open: no process has it as an fd or as controlling tty.
 vt_is_unused() {
