@@ -4,11 +4,19 @@
 # build only the Xorg server and install it into "$BUILDDIR/stage".
 #
 # Usage: build-xorg.sh [--force]
+#        build-xorg.sh --print-builddir   print the build directory and exit
 #   XSERVER_SUITE     another Debian suite's xorg-server (trixie): everything
 #                     runs in that suite's build root (../tools/suite-chroot.sh),
 #                     never with this host's apt sources
-#   XSERVER_BUILDDIR  build directory (default: <this dir>/_build, or
-#                     _build-SUITE), never committed
+#   XSERVER_BUILDDIR  build directory, never committed; default: a cache
+#                     outside the tree, $XSERVER_CACHE/SUITE-KEY, KEY a hash of
+#                     what the build is made of (this script, the series, its
+#                     patches and the version of xorg-server apt would fetch),
+#                     so that any change to one of them builds anew and every
+#                     clone of the tree shares the build (check-xserver,
+#                     check-vm's image, the trixie targets)
+#   XSERVER_CACHE     the cache (default /var/cache/pam_xdevices-xorg; the
+#                     newest two builds of each suite are kept)
 #   MAKE_JOBS         parallel make jobs (default: 2)
 # Result: "$BUILDDIR/stage/usr/lib/xorg/Xorg". Must run as root (apt-get).
 
@@ -16,20 +24,94 @@ set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=${XSERVER_SUITE:-}
-if [ -n "$SUITE" ] && [ -z "${XSERVER_IN_SUITE_ROOT:-}" ]; then
-	[ "$(id -u)" = 0 ] || { echo "build-xorg: must run as root" >&2; exit 1; }
-	BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build-$SUITE}
-	mkdir -p "$BUILDDIR"
-	# The same script inside the suite's root, on the same files.
-	exec "$HERE/../tools/suite-chroot.sh" "$SUITE" run "$HERE=/xserver-patch" "$BUILDDIR=/build" -- \
-		env XSERVER_IN_SUITE_ROOT="$SUITE" XSERVER_BUILDDIR=/build MAKE_JOBS="${MAKE_JOBS:-2}" \
-		sh /xserver-patch/build-xorg.sh "$@"
-fi
-BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build}
-JOBS=${MAKE_JOBS:-2}
-FORCE=${1:-}
+CACHE=${XSERVER_CACHE:-/var/cache/pam_xdevices-xorg}
 PATCHDIR=$HERE/patches
 SERIES=$PATCHDIR/series
+
+die() { echo "build-xorg: $*" >&2; exit 1; }
+patches() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$SERIES"; }
+
+# The version of xorg-server the build would fetch: apt's candidate for its
+# main binary package, asked in the suite's build root for another suite.
+debian_version() {
+	if [ -n "$SUITE" ]; then
+		"$HERE/../tools/suite-chroot.sh" "$SUITE" run -- sh -c 'apt-cache policy xserver-xorg-core 2>/dev/null'
+	else
+		apt-cache policy xserver-xorg-core 2>/dev/null
+	fi | sed -n 's/^ *Candidate: *//p'
+}
+
+# The cached build's directory: SUITE-KEY under $CACHE.
+cache_builddir() {
+	version=$(debian_version)
+	case $version in
+	'' | '(none)')
+		echo "build-xorg: apt knows no xorg-server version (apt-get update?): key 'unknown'" >&2
+		version=unknown
+		;;
+	esac
+	key=$( {
+		echo "$version"
+		cat "$HERE/build-xorg.sh" "$SERIES"
+		for p in $(patches); do
+			echo "== $p"
+			cat "$PATCHDIR/$p" 2>/dev/null || echo missing
+		done
+	} | sha256sum | cut -c1-16)
+	echo "$CACHE/$LABEL-$key"
+}
+# The cache's name for the suite: this host's codename, or XSERVER_SUITE.
+LABEL=${SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-host}")}
+# Keeps the newest two cached builds of the suite: this one and one other.
+prune_cache() {
+	ls -dt "$CACHE/$LABEL"-* | grep -vx "$BUILDDIR" | tail -n +2 | xargs -r rm -rf
+}
+
+[ -f "$SERIES" ] || die "no series file at $SERIES"
+if [ -z "${XSERVER_IN_SUITE_ROOT:-}" ] && [ -z "${XSERVER_BUILDDIR:-}" ]; then
+	CACHED=1
+	BUILDDIR=$(cache_builddir)
+else
+	CACHED=0
+	BUILDDIR=${XSERVER_BUILDDIR:-}
+fi
+if [ "${1:-}" = --print-builddir ]; then
+	echo "$BUILDDIR"
+	exit 0
+fi
+[ "$(id -u)" = 0 ] || die "must run as root (apt-get build-dep)"
+# A cached build is complete when it has this file; it is never built again.
+DONE=$BUILDDIR/.build-xorg-done
+if [ "$CACHED" = 1 ]; then
+	if [ "${1:-}" != --force ] && [ -f "$DONE" ]; then
+		echo "build-xorg: cached: $BUILDDIR/stage/usr/lib/xorg/Xorg"
+		exit 0
+	fi
+	# One build at a time in the cache (another tree may be building the
+	# same key: it is then found done here).
+	mkdir -p "$CACHE"
+	exec 7>"$CACHE/.lock"
+	flock 7
+	if [ "${1:-}" != --force ] && [ -f "$DONE" ]; then
+		echo "build-xorg: cached: $BUILDDIR/stage/usr/lib/xorg/Xorg"
+		exit 0
+	fi
+	rm -f "$DONE"
+fi
+if [ -n "$SUITE" ] && [ -z "${XSERVER_IN_SUITE_ROOT:-}" ]; then
+	mkdir -p "$BUILDDIR"
+	# The same script inside the suite's root, on the same files.
+	"$HERE/../tools/suite-chroot.sh" "$SUITE" run "$HERE=/xserver-patch" "$BUILDDIR=/build" -- \
+		env XSERVER_IN_SUITE_ROOT="$SUITE" XSERVER_BUILDDIR=/build MAKE_JOBS="${MAKE_JOBS:-2}" \
+		sh /xserver-patch/build-xorg.sh "$@"
+	if [ "$CACHED" = 1 ]; then
+		echo "$SUITE xorg-server $(debian_version)" >"$DONE"
+		prune_cache
+	fi
+	exit 0
+fi
+JOBS=${MAKE_JOBS:-2}
+FORCE=${1:-}
 LOG=$BUILDDIR/build.log       # compiler output
 PRISTINE=$BUILDDIR/pristine   # apt-get source + debian/patches applied
 SRC=$BUILDDIR/src             # pristine + our series
@@ -37,12 +119,9 @@ OBJ=$BUILDDIR/obj             # out-of-tree build
 STAGE=$BUILDDIR/stage
 XORG=$STAGE/usr/lib/xorg/Xorg
 
-die() { echo "build-xorg: $*" >&2; exit 1; }
 now() { date +%s; }
 stage_start() { STAGE_NAME=$1; STAGE_T0=$(now); echo "build-xorg: == $1"; }
 stage_end() { echo "build-xorg: == $STAGE_NAME took $(( $(now) - STAGE_T0 )) s"; }
-
-patches() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$SERIES"; }
 
 # Up to date when the staged binary is newer than the series, every patch
 # and this script.
@@ -57,8 +136,6 @@ is_up_to_date() {
 	return 0
 }
 
-[ "$(id -u)" = 0 ] || die "must run as root (apt-get build-dep)"
-[ -f "$SERIES" ] || die "no series file at $SERIES"
 for p in $(patches); do
 	[ -f "$PATCHDIR/$p" ] || die "series names missing patch $p"
 done
@@ -229,11 +306,19 @@ make -C "$OBJ" -j"$JOBS" >>"$LOG" 2>&1 ||
 stage_end
 
 stage_start "install into $STAGE"
-rm -rf "$STAGE"
-make -C "$OBJ" install DESTDIR="$STAGE" >>"$LOG" 2>&1 ||
+# Installed aside, then moved in: whoever reads the stage meanwhile (an
+# image build) finds the whole server or none.
+rm -rf "$STAGE.tmp"
+make -C "$OBJ" install DESTDIR="$STAGE.tmp" >>"$LOG" 2>&1 ||
 	{ tail -n 40 "$LOG" >&2; die "make install failed, see $LOG"; }
-[ -x "$XORG" ] || die "no $XORG after install"
-touch "$XORG"
+[ -x "$STAGE.tmp/usr/lib/xorg/Xorg" ] || die "no $XORG after install"
+touch "$STAGE.tmp/usr/lib/xorg/Xorg"
+rm -rf "$STAGE"
+mv "$STAGE.tmp" "$STAGE"
 stage_end
+if [ "$CACHED" = 1 ]; then
+	echo "$LABEL xorg-server $(debian_version)" >"$DONE"
+	prune_cache
+fi
 
 echo "build-xorg: done in $(( $(now) - T_ALL )) s: $XORG"

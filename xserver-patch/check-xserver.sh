@@ -13,7 +13,7 @@
 # patched build of build-xorg.sh (XSERVER_SUITE=trixie) and, as the control,
 # the suite's stock Xorg, both run by this script inside the suite's build
 # root (../tools/suite-chroot.sh) with the host's /dev (its real VTs), /proc
-# and /sys; the test user is the root's. XSERVER_BUILDDIR (as build-xorg.sh), XSERVER_TEST_USER (default
+# and /sys; the test user is the root's. XSERVER_BUILDDIR (as build-xorg.sh: default its cache), XSERVER_TEST_USER (default
 # xdtest, created if missing), XSERVER_TEST_VT (default: first unused VT
 # in 20..40; the next unused one is the "other" VT), XSERVER_KEEP=1 keeps
 # the work directory.
@@ -24,21 +24,38 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=${XSERVER_SUITE:-}
+# The VTs are shared with the root test programs of every tree on this
+# machine (tests/harness.c): hold their lock while the servers run, so that
+# none of them takes VT N or M as its own meanwhile (held by fd 8 until this
+# script, or the copy of it it execs in the suite's root, ends).
+take_vt_lock() {
+	lock=/tmp/.pam_xdevices-tests.lock
+	if [ -L "$lock" ] || ! { [ -f "$lock" ] || (umask 077 && : >"$lock"); }; then
+		echo "FAIL: setup: $lock is not a regular file"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	exec 8<"$lock"
+	flock -n 8 || { echo "check-xserver: waiting for the VT test lock ($lock)"; flock 8; }
+}
+
 if [ -n "$SUITE" ] && [ -z "${XSERVER_IN_SUITE_ROOT:-}" ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "SKIP: check-xserver.sh must run as root"
 		exit 77
 	fi
-	BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build-$SUITE}
-	XSERVER_BUILDDIR=$BUILDDIR "$HERE/build-xorg.sh" ||
+	"$HERE/build-xorg.sh" ||
 		{ echo "FAIL: build: build-xorg.sh ($SUITE) failed"; echo "0 passed, 1 failed"; exit 1; }
+	BUILDDIR=$("$HERE/build-xorg.sh" --print-builddir)
+	take_vt_lock
 	# This script again, inside the suite's root, on the host's VTs.
 	exec "$HERE/../tools/suite-chroot.sh" "$SUITE" run --dev "$HERE=/xserver-patch" "$BUILDDIR=/build" -- \
 		env XSERVER_IN_SUITE_ROOT="$SUITE" XSERVER_BUILDDIR=/build \
 		XSERVER_TEST_USER="${XSERVER_TEST_USER:-}" XSERVER_TEST_VT="${XSERVER_TEST_VT:-}" \
 		XSERVER_KEEP="${XSERVER_KEEP:-0}" sh /xserver-patch/check-xserver.sh
 fi
-BUILDDIR=${XSERVER_BUILDDIR:-$HERE/_build}
+# XSERVER_BUILDDIR, else build-xorg.sh's cache
+BUILDDIR=$("$HERE/build-xorg.sh" --print-builddir)
 PATCHED=$BUILDDIR/stage/usr/lib/xorg/Xorg
 STOCK=/usr/lib/xorg/Xorg
 TUSER=${XSERVER_TEST_USER:-xdtest}
@@ -71,7 +88,8 @@ for p in $PACKAGES; do
 done
 if [ -n "$missing" ]; then
 	echo "check-xserver: installing$missing"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null ||
+	# (waiting for dpkg's lock if another apt-get holds it)
+	DEBIAN_FRONTEND=noninteractive apt-get install -o DPkg::Lock::Timeout=600 -y -q $missing >/dev/null ||
 		{ echo "FAIL: prerequisites: cannot install$missing"; echo "0 passed, 1 failed"; exit 1; }
 fi
 "$HERE/build-xorg.sh" ||
@@ -81,6 +99,8 @@ id "$TUSER" >/dev/null 2>&1 ||
 	useradd --system --no-create-home --home-dir /nonexistent \
 			--shell /usr/sbin/nologin "$TUSER" ||
 	{ echo "FAIL: setup: cannot create user $TUSER"; echo "0 passed, 1 failed"; exit 1; }
+
+[ -n "${XSERVER_IN_SUITE_ROOT:-}" ] || take_vt_lock
 
 # A VT nobody has open: no process has it as an fd or as controlling tty.
 vt_is_unused() {

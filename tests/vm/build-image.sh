@@ -8,13 +8,19 @@
 # not ignored files) configured for /usr, as a distribution would install it.
 # Prints the image directory (rootfs.ext4, vmlinuz, initrd.img, info) on the
 # last line of stdout. Cache: $XDT_CACHE, default /var/cache/pam_xdevices-vm.
+# The patched Xorg (if built) goes in: from the directory build-xorg.sh
+# --print-builddir names (XSERVER_BUILDDIR, else its cache under a hash of
+# its inputs, /var/cache/pam_xdevices-xorg/SUITE-KEY), or XDT_PATCHED_XORG.
 # VM_SUITE=trixie builds a Debian 13 image instead (same package list; its
 # own cache, default /var/cache/pam_xdevices-vm-trixie, so that the Debian
 # 12 images are never pruned for it; the patched Xorg is trixie's, from
-# xserver-patch/_build-trixie: make check-xserver-trixie builds it).
+# build-xorg.sh's cache: make check-xserver-trixie or check-vm-trixie
+# builds it).
 # VM_WAYLAND=1 adds wayland/packages.list (sway, foot) to the packages, in a
 # cache of its own (default /var/cache/pam_xdevices-vm-wayland), so that the
-# default image stays as it is and is never pruned for it.
+# default image stays as it is and is never pruned for it; it has no
+# patched Xorg (its scenarios run none), so that it does not depend on
+# whether one was built before it.
 # The base rootfs (packages only, slow) and the image (base + project + test
 # scripts, fast) are cached separately, each under a hash of its inputs.
 set -euo pipefail
@@ -37,17 +43,17 @@ case $wayland in 0|1) ;; *) echo "build-image: bad VM_WAYLAND '$wayland' (0 or 1
 if [ "$wayland" = 1 ]; then
 	[ "$suite" = bookworm ] || { echo "build-image: VM_WAYLAND=1 is for the Debian 12 image only" >&2; exit 2; }
 	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm-wayland}
-	xorg_builddir=${XSERVER_BUILDDIR:-$srcdir/xserver-patch/_build}
+	xorg_builddir=
 elif [ "$suite" = bookworm ]; then
 	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm}
-	xorg_builddir=${XSERVER_BUILDDIR:-$srcdir/xserver-patch/_build}
+	xorg_builddir=$(sh "$srcdir/xserver-patch/build-xorg.sh" --print-builddir)
 else
 	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm-$suite}
-	xorg_builddir=$srcdir/xserver-patch/_build-$suite
+	xorg_builddir=$(XSERVER_SUITE=$suite XSERVER_BUILDDIR= sh "$srcdir/xserver-patch/build-xorg.sh" --print-builddir)
 fi
 mirror=${XDT_MIRROR:-http://deb.debian.org/debian}
 security_mirror=${XDT_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-xorg_patched=${XDT_PATCHED_XORG:-$xorg_builddir/stage/usr/lib/xorg/Xorg}
+xorg_patched=${XDT_PATCHED_XORG:-${xorg_builddir:+$xorg_builddir/stage/usr/lib/xorg/Xorg}}
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9

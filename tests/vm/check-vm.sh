@@ -19,8 +19,10 @@
 # (run-vm.py); OUT gets a -wayland suffix.
 # Env: VM_ALLOW_SKIP=name,... (e.g. xinit-patched-xorg: the patched Xorg is
 #      then not built, and its scenario may skip); XSERVER_BUILDDIR (the
-#      patched Xorg's build cache, as for make check-xserver; default
-#      BUILDDIR/xserver-patch/_build).
+#      patched Xorg's build directory, as for make check-xserver; default
+#      build-xorg.sh's cache, /var/cache/pam_xdevices-xorg/SUITE-KEY, which
+#      build-image.sh finds the same way; not for VM_SUITE=trixie, which
+#      always uses the cache).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
@@ -56,22 +58,23 @@ esac
 for s in $(echo "$allow_skip" | tr , ' '); do
 	echo "check-vm: *** VM_ALLOW_SKIP: $s may be skipped: a SKIP of it will not fail the suite ***"
 done
-# The patched Xorg goes into the image (build-image.sh reads the same
-# XSERVER_BUILDDIR); build-xorg.sh reuses its cache when it is up to date.
-if [ "$suite" = bookworm ]; then
-	export XSERVER_BUILDDIR=${XSERVER_BUILDDIR:-${builddir:-$srcdir}/xserver-patch/_build}
-else
+# The patched Xorg goes into the image: build-image.sh asks build-xorg.sh
+# for its directory as this script does (XSERVER_BUILDDIR, else its cache
+# under a hash of its inputs, reused when it exists).
+if [ "$suite" != bookworm ]; then
 	# trixie's patched Xorg, built in its build root (build-xorg.sh's
-	# XSERVER_SUITE), where build-image.sh looks for it.
-	export XSERVER_SUITE=$suite XSERVER_BUILDDIR=$srcdir/xserver-patch/_build-$suite
+	# XSERVER_SUITE), in the cache, where build-image.sh looks for it.
+	export XSERVER_SUITE=$suite
+	unset XSERVER_BUILDDIR
 fi
+xorg_builddir=$(sh "$srcdir/xserver-patch/build-xorg.sh" --print-builddir)
 want_xorg=0
 case ",$scenarios," in *,s3,* | *,xinit-patched-xorg,* | *,f1,* | *,follow-x-switch,* | *,r2,* | *,roundtrip-xorg-patched,*) want_xorg=1 ;; esac
 t0=$SECONDS
 if [ "$want_xorg" = 1 ] && [ "$build_xorg" = 1 ]; then
-	echo "check-vm: patched Xorg in $XSERVER_BUILDDIR (built once, then cached; VM_ALLOW_SKIP=xinit-patched-xorg skips it)"
+	echo "check-vm: patched Xorg in $xorg_builddir (built once, then cached; VM_ALLOW_SKIP=xinit-patched-xorg skips it)"
 	if ! sh "$srcdir/xserver-patch/build-xorg.sh" >&2; then
-		echo "check-vm: building the patched Xorg failed (see $XSERVER_BUILDDIR/build.log)" >&2
+		echo "check-vm: building the patched Xorg failed (see $xorg_builddir/build.log)" >&2
 		echo "FAIL: xinit-patched-xorg: no patched Xorg (xserver-patch/build-xorg.sh failed)"
 		exit 1
 	fi
