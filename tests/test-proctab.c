@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -336,6 +337,8 @@ static size_t storm_start(pid_t *pids, size_t max) {
                 pids[i] = fork();
                 ck_assert_int_ge(pids[i], 0);
                 if (pids[i] == 0) {
+                        /* a test that fails or times out leaves no storm */
+                        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                         (void) signal(SIGTERM, SIG_DFL);
                         (void) signal(SIGCHLD, SIG_IGN); /* reaped by the kernel */
                         for (;;)
@@ -357,6 +360,12 @@ static void storm_stop(const pid_t *pids, size_t n) {
  * finds its own child's among any number of others, within its time. */
 START_TEST(test_table_opens_under_a_fork_storm) {
         pid_t storm[16];
+        /* one storm at a time on the machine: copies of this test run side
+         * by side (make check-stress), and their storms would multiply */
+        int lock = open("/tmp/.pam_xdevices-storm.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                        0600);
+        ck_assert_int_ge(lock, 0);
+        ck_assert_int_eq(flock(lock, LOCK_EX), 0);
         size_t n = storm_start(storm, 16);
         int failed = 0, first_error = 0;
 
@@ -369,6 +378,7 @@ START_TEST(test_table_opens_under_a_fork_storm) {
                 xdev_proctab_free(t);
         }
         storm_stop(storm, n);
+        (void) close(lock);
         ck_assert_msg(failed == 0,
                       "the table failed to open %d of 20 times under %zu fork loops (4 a core): "
                       "%s",
@@ -410,9 +420,11 @@ START_TEST(test_table_subscribes_only_to_the_events_it_uses) {
         ck_assert_int_eq(waitpid(r, NULL, 0), r);
         ck_assert_int_ge(xdev_proctab_drain(t), 0);
         xdev_proctab_stats(t, &after);
-        /* its fork and exit, and whatever else ran meanwhile */
-        ck_assert_msg(after.events - before.events < 1000, "%llu events read for 5000 renames",
-                      (unsigned long long) (after.events - before.events));
+        /* whatever else runs on the machine (a build, a guest) sends the
+         * events the table uses: only the others are counted */
+        ck_assert_msg(after.unused - before.unused < 1000,
+                      "%llu events of a kind the table does not use read for 5000 renames",
+                      (unsigned long long) (after.unused - before.unused));
         xdev_proctab_free(t);
 }
 END_TEST
@@ -457,7 +469,9 @@ END_TEST
 static Suite *suite(void) {
         Suite *s = suite_create("proctab");
         TCase *tc = tcase_create("proctab");
-        tcase_set_timeout(tc, 60);
+        /* a hang guard: the storm test may wait for the storms of other
+         * copies of this program (make check-stress runs five at once) */
+        tcase_set_timeout(tc, 300);
         tcase_add_test(tc, test_table_follows_fork_uid_changes_and_exit);
         tcase_add_test(tc, test_clone_parent_child_of_a_gone_creator_is_filed_under_its_uids);
         tcase_add_test(tc, test_lost_events_reseed_the_table);

@@ -22,6 +22,7 @@ struct xdev_proctab_stats {
         bool fsuid_events;   /* setfsuid() sends an event on this kernel */
         bool filtered;       /* only the events used come (the filter of Linux 6.6) */
         uint64_t events;     /* events read */
+        uint64_t unused;     /* of them, of a kind the table does not use */
         unsigned reseeds;    /* full /proc scans after a lost event */
         unsigned overflow;   /* ENOBUFS seen */
         uint64_t fork_reads; /* forks whose child was read, not copied from its parent */
