@@ -1034,8 +1034,9 @@ END_TEST
 static void check_detach_window(int stop, const char *where) {
         struct h_snap before;
         h_snap_take(&before);
-        struct h_session *a = h_session_start(
-                "xdalice", h_vt, &(struct h_opts) { .detach = true, .detach_stop = stop });
+        struct h_session *a =
+                h_session_start("xdalice", h_vt,
+                                &(struct h_opts) { .detach = true, .detach_stop = stop });
         pid_t stopped = h_session_stopped(a);
         ck_assert_int_eq(helper("gc", NULL), 0);
         ck_assert_msg(shared_is(H_UID_ALICE, "rw"), "gc reaped a login %s: no devices", where);
