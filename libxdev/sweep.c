@@ -200,26 +200,6 @@ static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, struct
         return r > 0 ? (ssize_t) found : -1;
 }
 
-/* Whether fd NAME of the fd directory PATH (below PROCFD) was opened with
- * O_PATH: such a file reads nothing and takes no ioctl, and reopening it
- * through /proc checks the node's permissions again. Its fdinfo's "flags:"
- * line tells; an fdinfo that cannot be read says no. */
-static bool fd_is_o_path(int procfd, const char *path, const char *name) {
-        char info[96], buf[256];
-        size_t len = strlen(path);
-        const char *flags;
-        unsigned long v;
-
-        if (len < 3 || strcmp(path + len - 3, "/fd") != 0)
-                return false;
-        (void) snprintf(info, sizeof info, "%.*s/fdinfo/%s", (int) (len - 3), path, name);
-        if (xdev_read_small(procfd, info, buf, sizeof buf) <= 0 ||
-            !(flags = strstr(buf, "\nflags:")))
-                return false;
-        v = strtoul(flags + 7, NULL, 8);
-        return (v & O_PATH) != 0;
-}
-
 /* Appends to FDS/TGT (up to FDS_PER_PROC_MAX) the fds listed in the /proc
  * directory PATH whose open file is one of the targets; notes in P an
  * io_uring holding a target. Each entry counts to P's scan budget. */
@@ -261,7 +241,7 @@ static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char
                                 }
                         }
                 }
-                if (t < 0 || fd_is_o_path(procfd, path, name))
+                if (t < 0)
                         continue;
                 fds[*n] = (int) num;
                 tgt[*n] = (size_t) t;

@@ -388,44 +388,6 @@ START_TEST(test_root_daemon_with_a_borrowed_fsuid_is_not_swept) {
 }
 END_TEST
 
-static int open_o_path(void *data) {
-        return open(data, O_PATH | O_CLOEXEC) >= 0 ? 0 : 10;
-}
-
-/* An O_PATH fd of a node reads nothing and takes no ioctl: its process is
- * no holder, neither killed under kill nor killed as "revoke failed" at a
- * VT switch (its input node cannot be revoked through it). */
-START_TEST(test_o_path_fd_is_left_alone) {
-        struct xdev_linger_target in = { .class = XDEV_CLASS_INPUT };
-        struct stat st;
-        ck_assert_int_eq(stat("/dev/input/event0", &st), 0);
-        in.rdev = st.st_rdev;
-        (void) snprintf(in.path, sizeof in.path, "/dev/input/event0");
-
-        struct holder h = { .pid = h_holder_spawn(open_o_path, vtpath, H_UID_ALICE, false) };
-        ck_assert_msg(h.pid > 0, "the O_PATH holder of %s did not start", vtpath);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, NULL);
-        bool alive = holder_alive(&h);
-        holder_stop(&h);
-        ck_assert_msg(alive && c.holders == 0,
-                      "lingering = kill: an O_PATH fd of %s made a holder (%u):\n%s", vtpath,
-                      c.holders, logbuf);
-
-        h = (struct holder) { .pid = h_holder_spawn(open_o_path, "/dev/input/event0", H_UID_ALICE,
-                                                    false) };
-        ck_assert_msg(h.pid > 0, "the O_PATH holder of event0 did not start");
-        struct xdev_linger_opts o = { .policy = XDEV_LINGER_REVOKE,
-                                      .in_session = true,
-                                      .grace_ms = XDEV_LINGER_GRACE_MAX_MS };
-        ck_assert_int_eq(xdev_linger_sweep(&in, 1, &o, &test_log, &c), 0);
-        alive = holder_alive(&h);
-        holder_stop(&h);
-        ck_assert_msg(alive && c.holders == 0,
-                      "at a VT switch an O_PATH fd of event0 made a holder (%u):\n%s", c.holders,
-                      logbuf);
-}
-END_TEST
-
 /* kill-user at a logout ends every process of the user, holder or not (fds
  * in flight or in rings cannot hide there); at a VT switch it only revokes. */
 START_TEST(test_kill_user_ends_every_process_of_the_user) {
@@ -1497,7 +1459,6 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_only_uid_limits_the_sweep);
         tcase_add_test(tc, test_only_uid_matches_every_uid_of_a_process);
         tcase_add_test(tc, test_root_daemon_with_a_borrowed_fsuid_is_not_swept);
-        tcase_add_test(tc, test_o_path_fd_is_left_alone);
         tcase_add_test(tc, test_kill_user_ends_every_process_of_the_user);
         tcase_add_test(tc, test_io_uring_registered_file_is_found);
         tcase_add_test(tc, test_io_uring_padded_past_any_read_is_found);
