@@ -1456,6 +1456,124 @@ int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
         return (int) c.holders;
 }
 
+/* The candidates of the pass after the lock's second half: the pids its
+ * first half found, whatever uid is asked for. */
+struct pid_list {
+        pid_t *pids;
+        size_t n;
+};
+
+static int pid_list_of(void *data, uid_t uid, pid_t **ret, size_t *n) {
+        const struct pid_list *l = data;
+        (void) uid;
+        *ret = malloc((l->n ? l->n : 1) * sizeof **ret);
+        if (!*ret)
+                return -ENOMEM;
+        memcpy(*ret, l->pids, l->n * sizeof **ret);
+        *n = l->n;
+        return 0;
+}
+
+/* The recorded shared nodes and the uids to spare (every uid with a
+ * counted session, the holder's among them) of the state, read under the
+ * lock. With OPTS->procs set, also acts: the sweep runs before the lock
+ * is let go. */
+static int others_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts,
+                         struct xdev_linger_counts *c) {
+        struct xdev_store store = { -1, -1 };
+        struct xdev_state state = { 0 };
+        struct xdev_linger_target *targets = NULL;
+        uid_t *spare = NULL;
+        size_t n = 0, ns = 0;
+        unsigned line;
+        int r;
+
+        r = xdev_store_open(&store, ctx->statedir);
+        if (r < 0)
+                return r;
+        r = xdev_store_load(&store, &state, &line);
+        if (r < 0)
+                goto out;
+        spare = calloc(state.n_sessions + 1, sizeof *spare);
+        if (!spare) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t i = 0; i < state.n_sessions; i++)
+                spare[ns++] = state.sessions[i].uid;
+        if (state.has_holder)
+                spare[ns++] = state.holder;
+        for (size_t i = 0; i < state.n_nodes && r >= 0; i++)
+                if (state.nodes[i].class != XDEV_CLASS_VT)
+                        r = targets_add(&targets, &n, state.nodes[i].rdev, state.nodes[i].class,
+                                        state.nodes[i].path);
+        if (r < 0 && r != -E2BIG)
+                goto out;
+        opts->spare = spare;
+        opts->n_spare = ns;
+        r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);
+out:
+        free(spare);
+        free(targets);
+        xdev_state_free(&state);
+        xdev_store_close(&store);
+        return r;
+}
+
+int xdev_sweep_others(struct xdev_ctx *ctx, struct xdev_linger_counts *ret) {
+        struct xdev_linger_report rep = { 0 };
+        struct xdev_linger_opts look = { .report_only = true,
+                                         .report = &rep,
+                                         .others = true,
+                                         .scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX };
+        struct xdev_linger_counts c = { 0 };
+        struct pid_list cand = { 0 };
+        int r;
+
+        *ret = (struct xdev_linger_counts) { 0 };
+        /* Looked for with the lock taken only to read the state: the sweep
+         * itself reads every process to the end, without it. */
+        r = others_locked(ctx, &look, &c);
+        if (r < 0 || rep.n == 0) {
+                xdev_linger_report_free(&rep);
+                ret->examined = c.examined;
+                return r < 0 ? r : 0;
+        }
+        cand.pids = malloc(rep.n * sizeof *cand.pids);
+        if (!cand.pids) {
+                xdev_linger_report_free(&rep);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < rep.n; i++) {
+                bool seen = false;
+                for (size_t k = 0; k < cand.n && !seen; k++)
+                        seen = cand.pids[k] == rep.items[i].pid;
+                if (!seen)
+                        cand.pids[cand.n++] = rep.items[i].pid;
+        }
+        xdev_linger_report_free(&rep);
+        /* What it found, read again and cut off under the lock, against
+         * the state of that moment: the sessions may have changed. */
+        struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &cand };
+        struct xdev_linger_opts act = {
+                .policy = XDEV_LINGER_REVOKE,
+                .in_session = true,
+                .others = true,
+                .procs = &src,
+                .scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX,
+        };
+        act.grace_ms = ctx->config.linger_grace_ms;
+        r = others_locked(ctx, &act, ret);
+        ret->examined += c.examined;
+        free(cand.pids);
+        if (r >= 0 && ret->holders > 0)
+                xdev_log(
+                        &ctx->log, LOG_NOTICE,
+                        "holders outside every session: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated",
+                        ret->holders, ret->revoked, ret->demoted, ret->terminated);
+        return r;
+}
+
 int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
         struct xdev_linger_opts opts = { .report_only = true };
         struct xdev_linger_counts c = { 0 };

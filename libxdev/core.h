@@ -185,6 +185,15 @@ void xdev_status_free(struct xdev_status *st);
  * number of holders found or -errno. */
 int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid);
 
+/* The pass after the lock (doc/DESIGN.md §3.5.10): every process that is
+ * neither root's nor a system account's and none of whose uids has a
+ * session (one that left its uid through a user namespace, one an fd was
+ * passed to) is read to the end, without the state lock; those found
+ * holding a shared node are read again and cut off under the lock, as at a
+ * VT switch (input revoked, DRM master dropped, what cannot be cut off
+ * killed). Counts in *RET. Returns 0 or -errno. */
+int xdev_sweep_others(struct xdev_ctx *ctx, struct xdev_linger_counts *ret);
+
 void xdev_ctx_init(struct xdev_ctx *ctx);
 void xdev_ctx_done(struct xdev_ctx *ctx);
 

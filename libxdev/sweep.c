@@ -314,6 +314,23 @@ static bool proc_holds(const struct proc *p) {
                 p->over_budget;
 }
 
+static bool uid_is_system(uid_t u) {
+        return u <= XDEV_SYSTEM_UID_MAX || u == XDEV_NOBODY_UID;
+}
+
+/* The pass after the lock: root's and system accounts' daemons (a nobody
+ * daemon reading hotkeys) are passed over, and so is every process of a
+ * uid with a session: those are swept by uid, under the lock, whenever
+ * they lose a grant. */
+static bool proc_is_spared(const struct xdev_linger_opts *o, const struct proc *p) {
+        if (uid_is_system(p->ruid) && uid_is_system(p->euid) && uid_is_system(p->suid))
+                return true;
+        for (size_t i = 0; i < o->n_spare; i++)
+                if (proc_has_uid(p, o->spare[i]))
+                        return true;
+        return false;
+}
+
 static bool proc_is_exempt(const struct xdev_linger_sweep *s, const struct proc *p) {
         const struct xdev_linger_opts *o = s->opts;
         /* root's daemon that borrowed the user's fsuid (a file server at
@@ -321,6 +338,8 @@ static bool proc_is_exempt(const struct xdev_linger_sweep *s, const struct proc 
          * real or saved uid */
         if (p->ruid == 0 && p->euid == 0 && p->suid == 0)
                 return true;
+        if (o->others)
+                return proc_is_spared(o, p);
         if (o->has_only) /* a setuid-root program of the user's is not exempt */
                 return o->only_uid == 0 || !proc_has_uid(p, o->only_uid) ||
                         (o->has_keep && o->keep_uid == o->only_uid);
@@ -530,16 +549,44 @@ static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct pr
  * primary node's fd, through a copy taken with PIDFD. ENDING: P is to be
  * terminated anyway (kill, kill-user), and is cut off first so that it
  * reads nothing during its grace period. Returns why the process must go,
- * or NULL; sets *UNCUT when the fd could not be cut off. */
+ * or NULL; sets *UNCUT when the fd could not be cut off, and *HELD when
+ * it is a hold: a file opened for I/O, or one that could not be looked at.
+ * An O_PATH file reads, writes and ioctls nothing: no hold. The copy's
+ * flags are what counts, not the fdinfo's: the copy is the file acted on
+ * (the holder could swap the fd number between the two). */
 static const char *fd_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *p, size_t i,
-                          bool ending, bool *uncut) {
+                          bool ending, bool *uncut, bool *held) {
         const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
         bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
+        bool revocable = t->class == XDEV_CLASS_INPUT || primary;
         const char *why = NULL;
         struct stat st;
-        int copy, r;
+        int copy, r, fl;
 
-        if (t->class != XDEV_CLASS_INPUT && !primary) {
+        copy = pidfd_getfd(pidfd, p->fds[i]);
+        if (copy < 0 && (errno == ESRCH || errno == EBADF))
+                return NULL; /* exited, or closed it meanwhile */
+        if (copy >= 0) {
+                if (fstat(copy, &st) < 0 || target_match(s, &st) != (ssize_t) p->tgt[i]) {
+                        (void) close(copy); /* fd number reused meanwhile */
+                        return NULL;
+                }
+                fl = fcntl(copy, F_GETFL);
+                if (fl >= 0 && (fl & O_PATH)) {
+                        (void) close(copy);
+                        if (s->pass == 0)
+                                xdev_log(
+                                        s->log, LOG_INFO,
+                                        "pid %d (\"%s\", uid %u) has an O_PATH fd %d of \"%s\", which reads nothing; leaving it",
+                                        (int) p->pid, p->comm, (unsigned) p->ruid, p->fds[i],
+                                        t->path);
+                        return NULL;
+                }
+        }
+        *held = true;
+        if (!revocable) {
+                if (copy >= 0)
+                        (void) close(copy);
                 if (s->pass == 0 && !ending)
                         xdev_log(
                                 s->log, LOG_NOTICE,
@@ -547,10 +594,7 @@ static const char *fd_act(struct xdev_linger_sweep *s, int pidfd, const struct p
                                 (int) p->pid, p->comm, (unsigned) p->ruid, t->path, p->fds[i]);
                 return NULL;
         }
-        copy = pidfd_getfd(pidfd, p->fds[i]);
         if (copy < 0) {
-                if (errno == ESRCH || errno == EBADF)
-                        return NULL; /* exited, or closed it meanwhile */
                 xdev_log(
                         s->log, LOG_ERR,
                         "cannot take fd %d of pid %d (\"%s\") holding \"%s\": %s%s; terminating it instead",
@@ -559,10 +603,6 @@ static const char *fd_act(struct xdev_linger_sweep *s, int pidfd, const struct p
                 s->counts->failed++;
                 *uncut = true;
                 return "fd cannot be revoked";
-        }
-        if (fstat(copy, &st) < 0 || target_match(s, &st) != (ssize_t) p->tgt[i]) {
-                (void) close(copy); /* fd number reused meanwhile */
-                return NULL;
         }
         if (t->class == XDEV_CLASS_INPUT) {
                 r = fd_revoke_input(copy);
@@ -634,12 +674,15 @@ static void proc_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *
                 if (policy == XDEV_LINGER_KILL) {
                         /* cut off first: the next holder may be granted
                          * before its grace period ends (§3.5.7) */
-                        (void) fd_act(s, pidfd, p, i, true, &uncut);
-                        kill_node = t->path;
-                        kill_why = "lingering = kill";
+                        bool held = false;
+                        (void) fd_act(s, pidfd, p, i, true, &uncut, &held);
+                        if (held) {
+                                kill_node = t->path;
+                                kill_why = "lingering = kill";
+                        }
                         continue;
                 }
-                why = fd_act(s, pidfd, p, i, false, &uncut);
+                why = fd_act(s, pidfd, p, i, false, &uncut, &(bool) { false });
                 if (why) {
                         kill_node = t->path;
                         kill_why = why;
@@ -793,7 +836,7 @@ static int sweep_end_user(struct xdev_linger_sweep *s, int procfd, struct proc *
         uncut = proc_scan_fds(s, procfd, p) < 0 || p->uring_fd >= 0 || p->hidden_tid != 0 ||
                 p->uring_unlisted >= 0 || p->over_budget || p->n_fds >= FDS_PER_PROC_MAX;
         for (size_t i = 0; i < p->n_fds; i++)
-                (void) fd_act(s, pidfd, p, i, true, &uncut);
+                (void) fd_act(s, pidfd, p, i, true, &uncut, &(bool) { false });
         victim_add(s, pidfd, p, s->targets[0].path, "lingering = kill-user, the user logged out",
                    uncut);
         return 1;
@@ -876,7 +919,7 @@ static int sweep_pass(struct xdev_linger_sweep *s) {
         kernel = kernel_table_usable(procfd);
         /* with a process table, only the candidates, read one by one as
          * the walk would read them */
-        if (o->procs && o->has_only &&
+        if (o->procs && (o->has_only || o->others) &&
             o->procs->pids_of(o->procs->data, o->only_uid, &src.cand, &src.n_cand) < 0)
                 src.cand = NULL;
         for (;;) {

@@ -24,6 +24,9 @@
  * registered files listed. Past it the process is not read further but
  * treated as holding what cannot be revoked (doc/DESIGN.md §3.5.5). */
 #define XDEV_LINGER_SCAN_BUDGET 8192
+/* The most linger_scan_budget may be, and the budget of the pass after the
+ * lock, which reads every process to the end. */
+#define XDEV_LINGER_SCAN_BUDGET_MAX 1048576
 
 /* A node whose grant was taken: found by rdev, checked by the class major. */
 struct xdev_linger_target {
@@ -92,8 +95,23 @@ struct xdev_linger_opts {
                                   * it ends (CLOCK_MONOTONIC ms), for a sweep
                                   * taken over from one who died */
         const struct xdev_procsrc *procs; /* with HAS_ONLY: the candidates of
-                                           * ONLY_UID; NULL: every process */
+                                           * ONLY_UID; with OTHERS: the
+                                           * candidates (any uid); NULL:
+                                           * every process */
+        /* The pass after the lock (doc/DESIGN.md §3.5.10), without
+         * HAS_ONLY: processes none of whose uids is in SPARE (the uids with
+         * a counted session, the holder's among them), and not all of whose
+         * real, effective and saved uids are root or system accounts
+         * (XDEV_SYSTEM_UID_MAX, and nobody). */
+        bool others;
+        const uid_t *spare;
+        size_t n_spare;
 };
+
+/* The highest uid of a system account (login.defs' SYS_UID_MAX default):
+ * no user can take one, not even through a user namespace. */
+#define XDEV_SYSTEM_UID_MAX 999
+#define XDEV_NOBODY_UID 65534
 
 struct xdev_linger_counts {
         unsigned holders;    /* processes found holding a target */

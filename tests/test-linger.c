@@ -133,6 +133,31 @@ static struct holder holder_start_ids(const char *path, uid_t r, uid_t e, uid_t 
         return h;
 }
 
+/* A process of UID whose only reference to PATH is an O_PATH fd: it can
+ * neither read nor ioctl through it. */
+static struct holder holder_start_opath(const char *path, uid_t uid) {
+        struct holder h = { 0 };
+        int p[2];
+        char c;
+
+        ck_assert_int_eq(pipe(p), 0);
+        h.pid = fork();
+        ck_assert_int_ge(h.pid, 0);
+        if (h.pid == 0) {
+                (void) signal(SIGTERM, SIG_DFL);
+                if (open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC) < 0 || setgroups(0, NULL) < 0 ||
+                    setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(10);
+                (void) write(p[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        ck_assert_msg(read(p[0], &c, 1) == 1, "O_PATH holder did not start");
+        (void) close(p[0]);
+        return h;
+}
+
 /* A process whose only reference to PATH is an io_uring registered file,
  * after PAD registered /dev/null files: nothing in PID/fd names it, and its
  * entry comes past PAD lines of the ring's fdinfo. Returns pid 0 when
@@ -460,6 +485,37 @@ START_TEST(test_io_uring_file_of_the_same_name_is_not_a_holder) {
                       "a ring holding a regular file named event1 was taken for a holder of "
                       "/dev/input/event1 (%u):\n%s",
                       c.holders, logbuf);
+}
+END_TEST
+
+/* An O_PATH fd of an input node reads nothing and cannot be revoked
+ * (EVIOCREVOKE on it fails): its process is left alone at a switch
+ * (revoke) and at a logout under kill, not taken for a holder that could
+ * not be cut off. The test is on the copy that is acted on. */
+START_TEST(test_o_path_fd_is_no_hold) {
+        struct xdev_linger_target in = { .class = XDEV_CLASS_INPUT };
+        struct stat st;
+        ck_assert_int_eq(stat("/dev/input/event1", &st), 0);
+        in.rdev = st.st_rdev;
+        (void) snprintf(in.path, sizeof in.path, "/dev/input/event1");
+        enum xdev_linger pol[] = { XDEV_LINGER_REVOKE, XDEV_LINGER_KILL };
+        bool sess[] = { true, false };
+        for (size_t i = 0; i < 2; i++) {
+                struct holder h = holder_start_opath("/dev/input/event1", H_UID_ALICE);
+                struct xdev_linger_counts c;
+                struct xdev_linger_opts o = { .policy = pol[i],
+                                              .has_only = true,
+                                              .only_uid = H_UID_ALICE,
+                                              .in_session = sess[i],
+                                              .grace_ms = XDEV_LINGER_GRACE_MAX_MS };
+                logbuf[0] = '\0';
+                ck_assert_int_eq(xdev_linger_sweep(&in, 1, &o, &test_log, &c), 0);
+                bool alive = holder_alive(&h);
+                holder_stop(&h);
+                ck_assert_msg(alive && c.terminated == 0,
+                              "a process holding only an O_PATH fd of event1 was ended (%s):\n%s",
+                              sess[i] ? "switch, revoke" : "logout, kill", logbuf);
+        }
 }
 END_TEST
 
@@ -1451,6 +1507,7 @@ static Suite *suite(void) {
         tcase_set_timeout(tc, 60);
         tcase_add_checked_fixture(tc, fresh, NULL);
         tcase_add_test(tc, test_warn_logs_holder_and_leaves_it);
+        tcase_add_test(tc, test_o_path_fd_is_no_hold);
         tcase_add_test(tc, test_kill_terminates_holder_with_sigterm);
         tcase_add_test(tc, test_kill_sends_sigkill_after_grace);
         tcase_add_test(tc, test_revoke_leaves_holders_of_unrevocable_nodes);

@@ -318,6 +318,57 @@ static void sweep_apart(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
         xdev_sweep_finish(ctx, waits);
 }
 
+/* The pass after the lock (doc/DESIGN.md §3.5.10) runs in one thread of
+ * its own at a time: a step that changed the grants while it runs makes
+ * it run once more when it ends, against the state of then. */
+static struct {
+        pthread_mutex_t lock;
+        bool running, again;
+} others = { PTHREAD_MUTEX_INITIALIZER, false, false };
+
+static void *others_pass(void *data) {
+        struct xdev_ctx *ctx = data;
+        struct xdev_linger_counts c;
+        bool again;
+
+        do {
+                double t0 = xdev_now_ms();
+                int r = xdev_sweep_others(ctx, &c);
+                if (r < 0)
+                        xdev_log(&ctx->log, LOG_ERR,
+                                 "cannot look for holders outside every session: %s", strerror(-r));
+                else
+                        xdev_debug(&ctx->log,
+                                   "holders outside every session: %u of %u processes (%.1f ms)",
+                                   c.holders, c.examined, xdev_now_ms() - t0);
+                (void) pthread_mutex_lock(&others.lock);
+                again = others.again;
+                others.again = false;
+                others.running = again;
+                (void) pthread_mutex_unlock(&others.lock);
+        } while (again);
+        return NULL;
+}
+
+/* After a step that took grants off: the pass after the lock, apart. */
+static void others_apart(struct xdev_ctx *ctx) {
+        bool start;
+
+        (void) pthread_mutex_lock(&others.lock);
+        start = !others.running;
+        if (start)
+                others.running = true;
+        else
+                others.again = true;
+        (void) pthread_mutex_unlock(&others.lock);
+        if (start && !run_apart(others_pass, ctx)) {
+                (void) pthread_mutex_lock(&others.lock);
+                others.running = false;
+                (void) pthread_mutex_unlock(&others.lock);
+                (void) others_pass(ctx);
+        }
+}
+
 /* The table of processes by uid that makes a switch's sweep read the
  * departing user's processes only (doc/DESIGN.md §3.5.3); without it (no
  * CAP_NET_ADMIN, a pid namespace of its own) every sweep walks /proc. */
@@ -542,6 +593,8 @@ static void daemon_step(struct daemon *d) {
         close_apart(&d->res->bin);
         sweep_apart(ctx, d->res->waits);
         d->res->waits = NULL;
+        if (r >= 0 && d->res->changed)
+                others_apart(ctx);
         if (r >= 0) {
                 daemon_stepped(d, t0);
                 return;
