@@ -1232,7 +1232,7 @@ static void measure_switch_steps(void) {
                 struct xdev_linger_counts oc = { 0 };
                 for (int i = 0; i < runs; i++) {
                         uint64_t t0 = now_ns();
-                        if (xdev_sweep_others(&ctx, &oc) < 0)
+                        if (xdev_sweep_others(&ctx, NULL, &oc) < 0)
                                 die("others pass");
                         ov[i] = now_ns() - t0;
                 }

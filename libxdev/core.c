@@ -42,6 +42,7 @@ struct txn {
         struct xdev_linger_counts swept;     /* the sweeps of this transaction */
         const struct xdev_follow_self *self; /* a follow step's caller, or NULL */
         struct xdev_fd_bin bin;              /* closed at the end, once the lock is free */
+        struct xdev_linger_defer defer;      /* a follow step's: for its caller */
         struct xdev_linger_wait *waits;      /* sweeps in their grace period: recorded in
                                           * the state, then finished after the lock */
         unsigned lost;    /* nodes granted by a state that was lost, found by their marks */
@@ -786,6 +787,8 @@ static void sweep_lost(struct xdev_ctx *ctx, struct txn *t) {
         if (t->swept_once)
                 return;
         t->swept_once = true;
+        if (t->self) /* the daemon reads them after the lock */
+                t->linger.defer = &t->defer;
         (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept, &t->bin,
                                  &t->waits);
         phase_end(t, XDEV_PHASE_SWEEP);
@@ -1221,6 +1224,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
         if (ret) {
                 ret->bin.n = 0;
                 ret->waits = NULL;
+                ret->defer.n = 0;
         }
         r = txn_begin(ctx, &t);
         if (r < 0)
@@ -1275,6 +1279,8 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 /* the caller closes the copies of revoked fds, after the step */
                 ret->bin = t.bin;
                 t.bin.n = 0;
+                /* ... reads its processes over the scan budget to the end */
+                ret->defer = t.defer;
                 /* ... and finishes the sweeps in their grace period */
                 ret->waits = txn_close(ctx, &t);
         } else
@@ -1476,10 +1482,12 @@ static int pid_list_of(void *data, uid_t uid, pid_t **ret, size_t *n) {
 
 /* The recorded shared nodes and the uids to spare (every uid with a
  * counted session, the holder's among them) of the state, read under the
- * lock. With OPTS->procs set, also acts: the sweep runs before the lock
- * is let go. */
-static int others_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts,
-                         struct xdev_linger_counts *c) {
+ * lock, then the sweep OPTS asks for: after the lock is let go when
+ * LOOK_ONLY (it reads and reports), else before (it acts, against the
+ * state of that moment). A sweep of one uid (HAS_ONLY) that holds the
+ * devices again by then does nothing. */
+static int others_sweep(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, bool look_only,
+                        struct xdev_linger_counts *c) {
         struct xdev_store store = { -1, -1 };
         struct xdev_state state = { 0 };
         struct xdev_linger_target *targets = NULL;
@@ -1488,6 +1496,7 @@ static int others_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts,
         unsigned line;
         int r;
 
+        *c = (struct xdev_linger_counts) { 0 };
         r = xdev_store_open(&store, ctx->statedir);
         if (r < 0)
                 return r;
@@ -1509,8 +1518,17 @@ static int others_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts,
                                         state.nodes[i].path);
         if (r < 0 && r != -E2BIG)
                 goto out;
+        r = 0;
+        if (opts->has_only && state.has_holder && state.holder == opts->only_uid)
+                goto out;
+        opts->has_keep = state.has_holder;
+        opts->keep_uid = state.holder;
         opts->spare = spare;
         opts->n_spare = ns;
+        if (look_only) {
+                xdev_state_free(&state);
+                xdev_store_close(&store);
+        }
         r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);
 out:
         free(spare);
@@ -1520,23 +1538,23 @@ out:
         return r;
 }
 
-int xdev_sweep_others(struct xdev_ctx *ctx, struct xdev_linger_counts *ret) {
+/* One half of the pass after the lock: LOOK (report-only, the candidates
+ * in LOOK->procs or every process) read without the lock, then what it
+ * found read again and acted on under the lock, as at a VT switch. */
+static int others_look_then_act(struct xdev_ctx *ctx, struct xdev_linger_opts *look,
+                                struct xdev_linger_counts *ret) {
         struct xdev_linger_report rep = { 0 };
-        struct xdev_linger_opts look = { .report_only = true,
-                                         .report = &rep,
-                                         .others = true,
-                                         .scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX };
-        struct xdev_linger_counts c = { 0 };
+        struct xdev_linger_counts c;
         struct pid_list cand = { 0 };
         int r;
 
-        *ret = (struct xdev_linger_counts) { 0 };
-        /* Looked for with the lock taken only to read the state: the sweep
-         * itself reads every process to the end, without it. */
-        r = others_locked(ctx, &look, &c);
+        look->report_only = true;
+        look->report = &rep;
+        look->scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX;
+        r = others_sweep(ctx, look, true, &c);
+        ret->examined += c.examined;
         if (r < 0 || rep.n == 0) {
                 xdev_linger_report_free(&rep);
-                ret->examined = c.examined;
                 return r < 0 ? r : 0;
         }
         cand.pids = malloc(rep.n * sizeof *cand.pids);
@@ -1552,24 +1570,43 @@ int xdev_sweep_others(struct xdev_ctx *ctx, struct xdev_linger_counts *ret) {
                         cand.pids[cand.n++] = rep.items[i].pid;
         }
         xdev_linger_report_free(&rep);
-        /* What it found, read again and cut off under the lock, against
-         * the state of that moment: the sessions may have changed. */
         struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &cand };
-        struct xdev_linger_opts act = {
-                .policy = XDEV_LINGER_REVOKE,
-                .in_session = true,
-                .others = true,
-                .procs = &src,
-                .scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX,
-        };
+        struct xdev_linger_opts act = *look;
+        act.report_only = false;
+        act.report = NULL;
+        act.policy = XDEV_LINGER_REVOKE;
+        act.in_session = true;
+        act.procs = &src;
         act.grace_ms = ctx->config.linger_grace_ms;
-        r = others_locked(ctx, &act, ret);
-        ret->examined += c.examined;
+        r = others_sweep(ctx, &act, false, &c);
+        c.examined = 0;
+        xdev_linger_counts_add(ret, &c);
         free(cand.pids);
+        return r;
+}
+
+int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer,
+                      struct xdev_linger_counts *ret) {
+        struct xdev_linger_opts look = { .others = true };
+        int r = 0;
+
+        *ret = (struct xdev_linger_counts) { 0 };
+        if (defer && defer->n > 0) {
+                /* a switch's processes over the scan budget, of a uid with
+                 * a session: read to the end, cut off only if they hold */
+                struct pid_list l = { (pid_t *) defer->pids, defer->n };
+                struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &l };
+                struct xdev_linger_opts mine = { .has_only = true,
+                                                 .only_uid = defer->uid,
+                                                 .procs = &src };
+                r = others_look_then_act(ctx, &mine, ret);
+        }
+        if (r >= 0)
+                r = others_look_then_act(ctx, &look, ret);
         if (r >= 0 && ret->holders > 0)
                 xdev_log(
                         &ctx->log, LOG_NOTICE,
-                        "holders outside every session: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated",
+                        "after the lock: %u holder(s) found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated",
                         ret->holders, ret->revoked, ret->demoted, ret->terminated);
         return r;
 }

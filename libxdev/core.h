@@ -111,6 +111,9 @@ struct xdev_follow_result {
         struct xdev_node_io io;         /* ACLs read and written, marks set or removed */
         struct xdev_fd_bin bin;         /* copies of revoked fds, for the caller to close */
         struct xdev_linger_wait *waits; /* sweeps for the caller to finish */
+        struct xdev_linger_defer defer; /* processes over the scan budget: for
+                                         * the caller to read after the lock,
+                                         * with xdev_sweep_others() */
         uint64_t sweep_check_ms;        /* CLOCK_MONOTONIC ms at which to run the
                                          * step again, so that a sweep whose
                                          * sweeper is gone is taken over at its
@@ -185,14 +188,17 @@ void xdev_status_free(struct xdev_status *st);
  * number of holders found or -errno. */
 int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid);
 
-/* The pass after the lock (doc/DESIGN.md §3.5.10): every process that is
- * neither root's nor a system account's and none of whose uids has a
- * session (one that left its uid through a user namespace, one an fd was
- * passed to) is read to the end, without the state lock; those found
- * holding a shared node are read again and cut off under the lock, as at a
- * VT switch (input revoked, DRM master dropped, what cannot be cut off
- * killed). Counts in *RET. Returns 0 or -errno. */
-int xdev_sweep_others(struct xdev_ctx *ctx, struct xdev_linger_counts *ret);
+/* The pass after the lock (doc/DESIGN.md §3.5.10): DEFER's processes (a
+ * switch's over the scan budget; may be NULL), unless their uid holds the
+ * devices again, and every process that is neither root's nor a system
+ * account's and none of whose uids has a session (one that left its uid
+ * through a user namespace, one an fd was passed to) are read to the end
+ * without the state lock; those found holding a shared node are read again
+ * and cut off under the lock, as at a VT switch (input revoked, DRM master
+ * dropped, what cannot be cut off killed). Counts in *RET. Returns 0 or
+ * -errno. */
+int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer,
+                      struct xdev_linger_counts *ret);
 
 void xdev_ctx_init(struct xdev_ctx *ctx);
 void xdev_ctx_done(struct xdev_ctx *ctx);

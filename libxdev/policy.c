@@ -81,6 +81,7 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                         .in_session = xdev_state_uid_has_session(state, uid),
                         .bin = bin,
                         .procs = set->procs,
+                        .defer = set->defer,
                 };
                 struct xdev_linger_counts c;
                 size_t m = 0, rest = 0;

@@ -24,6 +24,9 @@ struct xdev_linger_set {
         uid_t *grantee;
         size_t n;
         const struct xdev_procsrc *procs; /* for the sweeps, or NULL */
+        struct xdev_linger_defer *defer;  /* a switch's processes over the scan
+                                           * budget, for the caller to read
+                                           * after the lock; NULL: killed */
 };
 
 /* Notes every granted shared node of STATE; the sweeps of

@@ -481,6 +481,23 @@ static enum xdev_linger policy_of(const struct xdev_linger_opts *o) {
         return o->policy;
 }
 
+/* P, over the scan budget at a VT switch, left to be read to the end
+ * after the lock: true when the caller takes it (room in its list). */
+static bool proc_defer(struct xdev_linger_sweep *s, const struct proc *p) {
+        struct xdev_linger_defer *d = s->opts->defer;
+
+        if (!d || !s->opts->in_session || !s->opts->has_only || s->opts->report_only)
+                return false;
+        for (size_t i = 0; i < d->n; i++)
+                if (d->pids[i] == p->pid)
+                        return true;
+        if (d->n == XDEV_LINGER_DEFER_MAX || (d->n > 0 && d->uid != s->opts->only_uid))
+                return false;
+        d->uid = s->opts->only_uid;
+        d->pids[d->n++] = p->pid;
+        return true;
+}
+
 /* What no fd copy can reach: more fds than one scan lists, an io_uring
  * registered file, a thread's own fd table. Returns why the process must
  * go (and *RET_NODE), or NULL; under "warn" it only logs. */
@@ -517,7 +534,12 @@ static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct pr
                         why = "an io_uring whose files the kernel did not list (its lock is held), may hold it unseen";
                 }
         }
-        if (p->over_budget) {
+        if (p->over_budget && proc_defer(s, p)) {
+                xdev_log(
+                        s->log, LOG_INFO,
+                        "pid %d (\"%s\", uid %u) has more fds, threads and io_uring files than the scan budget (%u); read to the end after the lock",
+                        (int) p->pid, p->comm, (unsigned) p->ruid, scan_budget(s));
+        } else if (p->over_budget) {
                 const char *node = p->n_fds > 0 ? s->targets[p->tgt[0]].path : "any shared node";
                 if (policy == XDEV_LINGER_WARN)
                         xdev_log(

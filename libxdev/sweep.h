@@ -76,6 +76,18 @@ struct xdev_procsrc {
         void *data;
 };
 
+/* Processes of a VT switch's sweep that went over the scan budget under
+ * the lock: what was seen of them is cut off, and instead of being killed
+ * they are read to the end after the lock (xdev_sweep_others), and cut off
+ * or killed only if they hold a node. Past XDEV_LINGER_DEFER_MAX, or
+ * without a caller that reads them, they are killed as before. */
+#define XDEV_LINGER_DEFER_MAX 32
+struct xdev_linger_defer {
+        uid_t uid; /* the sweep's ONLY_UID */
+        size_t n;
+        pid_t pids[XDEV_LINGER_DEFER_MAX];
+};
+
 struct xdev_linger_opts {
         enum xdev_linger policy;
         unsigned grace_ms; /* SIGTERM .. SIGKILL */
@@ -106,6 +118,8 @@ struct xdev_linger_opts {
         bool others;
         const uid_t *spare;
         size_t n_spare;
+        struct xdev_linger_defer *defer; /* with IN_SESSION and HAS_ONLY; NULL:
+                                          * over the budget is killed */
 };
 
 /* The highest uid of a system account (login.defs' SYS_UID_MAX default):

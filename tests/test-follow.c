@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -1486,6 +1487,85 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
 }
 END_TEST
 
+/* A process of UID with FDS fds of /dev/null (a browser, a build, a
+ * database: more than the scan budget), and with /dev/tty0 opened after
+ * them when WITH_NODE, so that a scan stopped by the budget has not seen it. */
+static pid_t fat_holder_start(uid_t uid, unsigned fds, bool with_node) {
+        int p[2];
+        char c = 'x';
+
+        ck_assert_int_eq(pipe(p), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct rlimit rl = { fds + 64, fds + 64 };
+                (void) signal(SIGTERM, SIG_DFL);
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        _exit(9);
+                for (unsigned i = 0; i < fds; i++)
+                        if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0)
+                                _exit(10);
+                if ((with_node && open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0) ||
+                    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
+                        _exit(11);
+                (void) !write(p[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        (void) close(p[1]);
+        ck_assert_msg(read(p[0], &c, 1) == 1 && c == 'r', "the %u-fd process did not start", fds);
+        (void) close(p[0]);
+        return pid;
+}
+
+/* At a switch, a process of alice's over the scan budget (9000 fds) is no
+ * longer killed for it: it is read to the end after the lock, and one that
+ * holds no node lives on; one that holds a node is found (tty0 cannot be
+ * revoked and is left, logged; an input node would be revoked). */
+START_TEST(test_switch_reads_a_process_over_the_budget_after_the_lock) {
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        h_set_active_vt(h_vt);
+        (void) unlink(H_ROOT "/xdevicesd.log");
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        pid_t idle = fat_holder_start(H_UID_ALICE, 9000, false);
+        pid_t holder = fat_holder_start(H_UID_ALICE, 9000, true);
+
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        char *log = NULL;
+        bool found = false;
+        for (int i = 0; i < 200 && !found; i++) {
+                (void) usleep(50 * 1000);
+                free(log);
+                log = read_text(H_ROOT "/xdevicesd.log");
+                found = log_names_holder(log, holder);
+        }
+        bool idle_alive = waitpid(idle, NULL, WNOHANG) == 0;
+        bool holder_alive = waitpid(holder, NULL, WNOHANG) == 0;
+        pid_t pids[] = { idle, holder };
+        for (size_t i = 0; i < 2; i++) {
+                (void) kill(pids[i], SIGKILL);
+                (void) waitpid(pids[i], NULL, 0);
+        }
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        ck_assert_msg(idle_alive,
+                      "a 9000-fd process of alice's holding nothing was killed at the switch:\n%s",
+                      log);
+        ck_assert_msg(found && holder_alive, "the 9000-fd holder of tty0 was %s:\n%s",
+                      found ? "killed" : "not found after the lock", log);
+        free(log);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("follow");
         TCase *tc = tcase_create("daemon");
@@ -1493,6 +1573,7 @@ static Suite *suite(void) {
         tcase_add_checked_fixture(tc, fresh, teardown);
         tcase_add_test(tc, test_shared_devices_follow_the_vt_in_front);
         tcase_add_test(tc, test_switch_finds_a_holder_that_left_the_uid);
+        tcase_add_test(tc, test_switch_reads_a_process_over_the_budget_after_the_lock);
         tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
         tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);
         tcase_add_test(tc, test_switch_writes_each_acl_once_and_reads_none);

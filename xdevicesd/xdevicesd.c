@@ -320,53 +320,70 @@ static void sweep_apart(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
 
 /* The pass after the lock (doc/DESIGN.md §3.5.10) runs in one thread of
  * its own at a time: a step that changed the grants while it runs makes
- * it run once more when it ends, against the state of then. */
+ * it run once more when it ends, against the state of then. The processes
+ * a step left over the scan budget wait in DEFER for it. */
+#define OTHERS_DEFER_MAX 4
 static struct {
         pthread_mutex_t lock;
         bool running, again;
-} others = { PTHREAD_MUTEX_INITIALIZER, false, false };
+        struct xdev_linger_defer defer[OTHERS_DEFER_MAX];
+        size_t n_defer;
+} others = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void others_run(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer) {
+        struct xdev_linger_counts c;
+        double t0 = xdev_now_ms();
+        int r = xdev_sweep_others(ctx, defer, &c);
+
+        if (r < 0)
+                xdev_log(&ctx->log, LOG_ERR, "cannot look for holders after the lock: %s",
+                         strerror(-r));
+        else
+                xdev_debug(&ctx->log, "after the lock: %u holder(s) among %u processes (%.1f ms)",
+                           c.holders, c.examined, xdev_now_ms() - t0);
+}
 
 static void *others_pass(void *data) {
         struct xdev_ctx *ctx = data;
-        struct xdev_linger_counts c;
-        bool again;
+        struct xdev_linger_defer defer;
+        bool go = true;
 
-        do {
-                double t0 = xdev_now_ms();
-                int r = xdev_sweep_others(ctx, &c);
-                if (r < 0)
-                        xdev_log(&ctx->log, LOG_ERR,
-                                 "cannot look for holders outside every session: %s", strerror(-r));
-                else
-                        xdev_debug(&ctx->log,
-                                   "holders outside every session: %u of %u processes (%.1f ms)",
-                                   c.holders, c.examined, xdev_now_ms() - t0);
+        while (go) {
                 (void) pthread_mutex_lock(&others.lock);
-                again = others.again;
+                defer.n = 0;
+                if (others.n_defer > 0) {
+                        defer = others.defer[0];
+                        memmove(&others.defer[0], &others.defer[1],
+                                --others.n_defer * sizeof others.defer[0]);
+                }
                 others.again = false;
-                others.running = again;
                 (void) pthread_mutex_unlock(&others.lock);
-        } while (again);
+                others_run(ctx, &defer);
+                (void) pthread_mutex_lock(&others.lock);
+                go = others.again || others.n_defer > 0;
+                others.running = go;
+                (void) pthread_mutex_unlock(&others.lock);
+        }
         return NULL;
 }
 
-/* After a step that took grants off: the pass after the lock, apart. */
-static void others_apart(struct xdev_ctx *ctx) {
-        bool start;
+/* After a step that took grants off: the pass after the lock, apart, with
+ * DEFER (copied). */
+static void others_apart(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer) {
+        bool start, full;
 
         (void) pthread_mutex_lock(&others.lock);
+        full = defer->n > 0 && others.n_defer == OTHERS_DEFER_MAX;
+        if (defer->n > 0 && !full)
+                others.defer[others.n_defer++] = *defer;
         start = !others.running;
-        if (start)
-                others.running = true;
-        else
-                others.again = true;
+        others.running = true;
+        others.again = !start;
         (void) pthread_mutex_unlock(&others.lock);
-        if (start && !run_apart(others_pass, ctx)) {
-                (void) pthread_mutex_lock(&others.lock);
-                others.running = false;
-                (void) pthread_mutex_unlock(&others.lock);
+        if (full) /* a run of switches, each leaving some: this one here */
+                others_run(ctx, defer);
+        if (start && !run_apart(others_pass, ctx))
                 (void) others_pass(ctx);
-        }
 }
 
 /* The table of processes by uid that makes a switch's sweep read the
@@ -593,8 +610,8 @@ static void daemon_step(struct daemon *d) {
         close_apart(&d->res->bin);
         sweep_apart(ctx, d->res->waits);
         d->res->waits = NULL;
-        if (r >= 0 && d->res->changed)
-                others_apart(ctx);
+        if (r >= 0 && (d->res->changed || d->res->defer.n > 0))
+                others_apart(ctx, &d->res->defer);
         if (r >= 0) {
                 daemon_stepped(d, t0);
                 return;

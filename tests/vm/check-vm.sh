@@ -26,7 +26,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
-scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
+scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
 [ "$suite" = bookworm ] || scenarios=r1,r2,s1,s3,t1
 [ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2

@@ -39,6 +39,7 @@ NAMES = {
     "x1": "state-lost",
     "x2": "reset-revoke",
     "l5": "lingering-uring",
+    "l6": "lingering-scope",
     "f1": "follow-x-switch",
     "f2": "follow-su",
     "f3": "follow-latency",
@@ -48,7 +49,7 @@ NAMES = {
     "w1": "wayland-sway",
     "w2": "roundtrip-sway",
 }
-DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
+DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 
 
 def log(*a):

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Holders that a sweep by uid does not see, for the qemu scenario of who a
+ * switch cuts off (linger/xdt-linger-scenarios, l6). Run as root; each
+ * drops to UID itself and prints to stdout (CLOCK_MONOTONIC ms first):
+ *
+ *   xdt-scope-keylog clone-parent TAG UID NODE
+ *       opens NODE as UID, makes a child with clone(CLONE_PARENT) (its
+ *       parent is this process's parent, not this process) that reads
+ *       NODE, and exits: the child logs "key CODE" per key press and
+ *       "read: ERR" when its fd stops working (revoked: ENODEV).
+ *   xdt-scope-keylog subuid TAG UID NODE SUBUID
+ *       opens NODE as UID, enters a user namespace of its own, has uid
+ *       SUBUID mapped (written by its root parent, as newuidmap would for
+ *       a subordinate uid) and setresuid()s to it, then reads as above.
+ *   xdt-scope-keylog fat TAG UID N
+ *       opens /dev/null N times, then runs as UID holding no device
+ *       (a browser or a build with many fds).
+ *
+ * Each prints "TAG ready pid=P uid=U" once it is set up. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/input.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *tag;
+
+static long long now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void say(const char *fmt, ...) {
+        va_list ap;
+        printf("%lld %s ", now_ms(), tag);
+        va_start(ap, fmt);
+        vprintf(fmt, ap);
+        va_end(ap);
+        putchar('\n');
+        fflush(stdout);
+}
+
+static void die(const char *what) {
+        say("%s: %s", what, strerror(errno));
+        exit(1);
+}
+
+static void become(uid_t uid) {
+        if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                die("cannot become the user");
+}
+
+/* Reads key presses from FD until it fails, then stays (a holder that was
+ * cut off is alive, not gone). */
+static void read_keys(int fd) {
+        struct input_event ev;
+
+        say("ready pid=%ld uid=%u", (long) getpid(), (unsigned) getuid());
+        for (;;) {
+                ssize_t n = read(fd, &ev, sizeof ev);
+                if (n == (ssize_t) sizeof ev) {
+                        if (ev.type == EV_KEY && ev.value == 1)
+                                say("key %u", (unsigned) ev.code);
+                        continue;
+                }
+                say("read: %s", n < 0 ? strerror(errno) : "short read");
+                for (;;)
+                        pause();
+        }
+}
+
+static int clone_parent(void) {
+        fflush(stdout);
+        return (int) syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0);
+}
+
+int main(int argc, char **argv) {
+        if (argc < 5)
+                return 2;
+        tag = argv[2];
+        uid_t uid = (uid_t) strtoul(argv[3], NULL, 10);
+        setvbuf(stdout, NULL, _IOLBF, 0);
+
+        if (strcmp(argv[1], "fat") == 0) {
+                long n = strtol(argv[4], NULL, 10);
+                struct rlimit rl = { (rlim_t) n + 64, (rlim_t) n + 64 };
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        die("setrlimit");
+                for (long i = 0; i < n; i++)
+                        if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0)
+                                die("open /dev/null");
+                become(uid);
+                say("ready pid=%ld uid=%u", (long) getpid(), (unsigned) getuid());
+                for (;;)
+                        pause();
+        }
+        if (strcmp(argv[1], "clone-parent") == 0) {
+                become(uid);
+                int fd = open(argv[4], O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        die("open");
+                int c = clone_parent();
+                if (c < 0)
+                        die("clone(CLONE_PARENT)");
+                if (c == 0)
+                        read_keys(fd);
+                return 0; /* the child's parent is ours: it lives on */
+        }
+        if (strcmp(argv[1], "subuid") == 0 && argc >= 6) {
+                uid_t sub = (uid_t) strtoul(argv[5], NULL, 10);
+                int go[2], ready[2];
+                char c;
+                if (pipe(go) < 0 || pipe(ready) < 0)
+                        die("pipe");
+                pid_t pid = fork();
+                if (pid < 0)
+                        die("fork");
+                if (pid == 0) {
+                        become(uid);
+                        int fd = open(argv[4], O_RDONLY | O_CLOEXEC);
+                        if (fd < 0)
+                                die("open");
+                        if (unshare(CLONE_NEWUSER) < 0)
+                                die("unshare(CLONE_NEWUSER)");
+                        (void) !write(ready[1], "u", 1);
+                        if (read(go[0], &c, 1) != 1 || setresuid(1, 1, 1) < 0)
+                                die("setresuid to the subordinate uid");
+                        read_keys(fd);
+                }
+                if (read(ready[0], &c, 1) != 1)
+                        die("the child did not enter its namespace");
+                char path[64], map[64];
+                snprintf(path, sizeof path, "/proc/%d/uid_map", (int) pid);
+                snprintf(map, sizeof map, "0 %u 1\n1 %u 1\n", (unsigned) uid, (unsigned) sub);
+                int m = open(path, O_WRONLY | O_CLOEXEC);
+                if (m < 0 || write(m, map, strlen(map)) != (ssize_t) strlen(map))
+                        die("uid_map");
+                close(m);
+                if (write(go[1], "g", 1) != 1)
+                        die("go");
+                return 0;
+        }
+        return 2;
+}
