@@ -1276,6 +1276,35 @@ static void measure_switch_steps(void) {
                        holders[k].threads, holders[k].fds, holders[k].own ? "own" : "shared",
                        st.med, st.max);
         }
+        /* 16 processes of alice's with 8000 fds each, holding nothing: the
+         * lock is held for XDEV_LINGER_LOCKED_BUDGET entries at most, the
+         * rest read after it (as xdevicesd does) */
+        {
+                enum { FAT = 16 };
+                pid_t fat[FAT];
+                uint64_t v[STEP_RUNS], after[STEP_RUNS];
+                int n = quick ? 3 : 7;
+                struct xdev_linger_counts oc;
+                ctx.procs = &src;
+                for (int k = 0; k < FAT; k++)
+                        fat[k] = fd_holder_start(1, 8000, false);
+                for (int i = 0; i < n; i++) {
+                        v[i] = step_once(&ctx, &self, res, h_vt + 1);
+                        uint64_t t0 = now_ns();
+                        if (xdev_sweep_others(&ctx, &res->defer, &oc) < 0)
+                                die("others pass");
+                        after[i] = now_ns() - t0;
+                        (void) step_once(&ctx, &self, res, h_vt);
+                }
+                for (int k = 0; k < FAT; k++)
+                        if (kill(fat[k], 0) < 0)
+                                die("a 16 x 8000-fd process was killed at a switch");
+                procs_end(fat, FAT);
+                struct stats st = stats_of(v, n), at = stats_of(after, n);
+                printf("switch-step holders=%d holder_fds=8000 lock_median_ms=%.2f lock_max_ms=%.2f "
+                       "after_lock_median_ms=%.2f after_lock_max_ms=%.2f (none killed)\n",
+                       FAT, st.med, st.max, at.med, at.max);
+        }
         ctx.procs = NULL;
         (void) xdev_follow_update(&ctx, NULL, NULL);
         xdev_ctx_done(&ctx);

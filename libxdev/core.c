@@ -1096,6 +1096,16 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
                 vt_reset(ctx, &t, vt);
 out:
         txn_end(ctx, &t);
+        /* The user's own processes were swept by uid; one that left her
+         * uid, or was passed her file, is found by the pass after the lock
+         * (doc/DESIGN.md §3.5.10). */
+        if (r == 0) {
+                struct xdev_linger_counts c;
+                int q = xdev_sweep_others(ctx, NULL, &c);
+                if (q < 0)
+                        xdev_log(&ctx->log, LOG_ERR,
+                                 "cannot look for holders outside every session: %s", strerror(-q));
+        }
         return r;
 }
 
@@ -1512,23 +1522,19 @@ static int others_sweep(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, boo
                 spare[ns++] = state.sessions[i].uid;
         if (state.has_holder)
                 spare[ns++] = state.holder;
-        for (size_t i = 0; i < state.n_nodes && r >= 0; i++)
-                if (state.nodes[i].class != XDEV_CLASS_VT)
-                        r = targets_add(&targets, &n, state.nodes[i].rdev, state.nodes[i].class,
-                                        state.nodes[i].path);
-        if (r < 0 && r != -E2BIG)
-                goto out;
-        r = 0;
         if (opts->has_only && state.has_holder && state.holder == opts->only_uid)
                 goto out;
         opts->has_keep = state.has_holder;
         opts->keep_uid = state.holder;
         opts->spare = spare;
         opts->n_spare = ns;
-        if (look_only) {
-                xdev_state_free(&state);
+        if (look_only) /* the lock only to read the state */
                 xdev_store_close(&store);
-        }
+        /* the recorded nodes and the enumerable ones: after the last
+         * logout nothing is recorded, and the file is still hers */
+        r = shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
+        if (r < 0)
+                goto out;
         r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);
 out:
         free(spare);

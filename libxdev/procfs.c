@@ -3,6 +3,7 @@
  * (procfs.h). */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -75,4 +76,40 @@ bool xdev_numdir_next(DIR *d, uint64_t *ret_num, const char **ret_name) {
                         return true;
                 }
         return false;
+}
+
+int xdev_fddir_open(int dirfd, const char *path, struct xdev_fddir *d) {
+        d->len = d->pos = 0;
+        d->fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return d->fd < 0 ? -errno : 0;
+}
+
+bool xdev_fddir_next(struct xdev_fddir *d, size_t want, uint64_t *ret_num, const char **ret_name) {
+        for (;;) {
+                const struct dirent64 *de;
+                if (d->pos >= d->len) {
+                        /* an entry of /proc/PID/fd takes 24-32 bytes */
+                        size_t cap = want < XDEV_FDDIR_BUF / 32 ? want * 32 : XDEV_FDDIR_BUF;
+                        ssize_t n = getdents64(d->fd, d->buf, cap < 512 ? 512 : cap);
+                        if (n <= 0)
+                                return false;
+                        d->len = (size_t) n;
+                        d->pos = 0;
+                }
+                de = (const struct dirent64 *) ((const char *) d->buf + d->pos);
+                if (de->d_reclen == 0 || d->pos + de->d_reclen > d->len)
+                        return false;
+                d->pos += de->d_reclen;
+                if (xdev_parse_uint(de->d_name, INT32_MAX, ret_num) == 0) {
+                        if (ret_name)
+                                *ret_name = de->d_name;
+                        return true;
+                }
+        }
+}
+
+void xdev_fddir_close(struct xdev_fddir *d) {
+        if (d->fd >= 0)
+                (void) close(d->fd);
+        d->fd = -1;
 }

@@ -35,3 +35,20 @@ int xdev_numdir_open(int dirfd, const char *path, DIR **ret);
  * pid, a tid, an fd): false at the end. *RET_NAME (may be NULL) gets the
  * name, valid until the next call. */
 bool xdev_numdir_next(DIR *d, uint64_t *ret_num, const char **ret_name);
+
+/* A numeric directory read in batches no larger than asked for: reading
+ * /proc/PID/fd makes the kernel set up an entry for each fd it lists, so
+ * readdir()'s 32 KiB batch cost milliseconds for a process with thousands
+ * of fds of which a scan budget lets it read a few (XDEV_FDDIR_BUF). */
+#define XDEV_FDDIR_BUF 8192
+struct xdev_fddir {
+        int fd;
+        size_t len, pos;
+        uint64_t buf[XDEV_FDDIR_BUF / sizeof(uint64_t)]; /* aligned for dirent64 */
+};
+/* Opens DIRFD/PATH (O_NOFOLLOW). Returns 0 or -errno. */
+int xdev_fddir_open(int dirfd, const char *path, struct xdev_fddir *d);
+/* The next numeric entry, reading at most about WANT entries from the
+ * kernel when its batch is used up; false at the end or on error. */
+bool xdev_fddir_next(struct xdev_fddir *d, size_t want, uint64_t *ret_num, const char **ret_name);
+void xdev_fddir_close(struct xdev_fddir *d);

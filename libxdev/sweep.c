@@ -101,6 +101,7 @@ struct xdev_linger_sweep {
         struct victim victims[XDEV_LINGER_GRACEFUL_MAX];
         size_t n_victims;
         unsigned pass;
+        unsigned spent;    /* entries read in all (XDEV_LINGER_LOCKED_BUDGET) */
         uint64_t deadline; /* SIGKILL to the victims still there */
         unsigned grace_ms; /* for messages */
         /* a sweep left to finish after the lock: its own copies */
@@ -158,8 +159,27 @@ static ssize_t target_match(const struct xdev_linger_sweep *s, const struct stat
         return -1;
 }
 
+/* A VT switch's sweep whose caller reads what it leaves after the lock,
+ * while it has room for more. */
+static bool sweep_defers(const struct xdev_linger_sweep *s) {
+        const struct xdev_linger_opts *o = s->opts;
+        return o->defer && o->in_session && o->has_only && !o->report_only &&
+                o->defer->n < XDEV_LINGER_DEFER_MAX;
+}
+
+/* How much of one process the sweep reads: the scan budget, and, where
+ * the rest is read after the lock, no more than is left of the sweep's
+ * own (XDEV_LINGER_LOCKED_BUDGET). */
 static unsigned scan_budget(const struct xdev_linger_sweep *s) {
-        return s->opts->scan_budget ? s->opts->scan_budget : XDEV_LINGER_SCAN_BUDGET;
+        unsigned b = s->opts->scan_budget ? s->opts->scan_budget : XDEV_LINGER_SCAN_BUDGET;
+        if (sweep_defers(s)) {
+                unsigned left = s->spent < XDEV_LINGER_LOCKED_BUDGET
+                        ? XDEV_LINGER_LOCKED_BUDGET - s->spent
+                        : 0;
+                if (left < b)
+                        b = left;
+        }
+        return b;
 }
 
 /* An io_uring keeps registered files without an fd for them. Its fdinfo
@@ -205,15 +225,16 @@ static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, struct
  * io_uring holding a target. Each entry counts to P's scan budget. */
 static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char *path,
                        struct proc *p, int *fds, size_t *tgt, size_t *n) {
+        struct xdev_fddir d;
         const char *name;
         uint64_t num;
-        DIR *d;
         int r;
 
-        r = xdev_numdir_open(procfd, path, &d);
+        r = xdev_fddir_open(procfd, path, &d);
         if (r < 0)
                 return r;
-        while (!p->over_budget && *n < FDS_PER_PROC_MAX && xdev_numdir_next(d, &num, &name)) {
+        while (!p->over_budget && *n < FDS_PER_PROC_MAX &&
+               xdev_fddir_next(&d, scan_budget(s) - p->cost + 1, &num, &name)) {
                 struct stat st;
                 ssize_t t;
                 if (++p->cost > scan_budget(s)) {
@@ -221,7 +242,7 @@ static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char
                         break;
                 }
                 /* Follows the magic link to the open file itself, not a path. */
-                if (fstatat(dirfd(d), name, &st, 0) < 0)
+                if (fstatat(d.fd, name, &st, 0) < 0)
                         continue;
                 t = target_match(s, &st);
                 /* one ring found holding, or unlisted, settles it */
@@ -229,7 +250,7 @@ static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char
                     p->uring_unlisted < 0) {
                         /* anonymous inodes have no file type: is it an io_uring? */
                         char link[32];
-                        ssize_t l = readlinkat(dirfd(d), name, link, sizeof link - 1);
+                        ssize_t l = readlinkat(d.fd, name, link, sizeof link - 1);
                         if (l > 0) {
                                 link[l] = '\0';
                                 if (strcmp(link, "anon_inode:[io_uring]") == 0) {
@@ -247,7 +268,7 @@ static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char
                 tgt[*n] = (size_t) t;
                 (*n)++;
         }
-        (void) closedir(d);
+        xdev_fddir_close(&d);
         return 0;
 }
 
@@ -491,7 +512,7 @@ static bool proc_defer(struct xdev_linger_sweep *s, const struct proc *p) {
         for (size_t i = 0; i < d->n; i++)
                 if (d->pids[i] == p->pid)
                         return true;
-        if (d->n == XDEV_LINGER_DEFER_MAX || (d->n > 0 && d->uid != s->opts->only_uid))
+        if (!sweep_defers(s) || (d->n > 0 && d->uid != s->opts->only_uid))
                 return false;
         d->uid = s->opts->only_uid;
         d->pids[d->n++] = p->pid;
@@ -537,8 +558,8 @@ static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct pr
         if (p->over_budget && proc_defer(s, p)) {
                 xdev_log(
                         s->log, LOG_INFO,
-                        "pid %d (\"%s\", uid %u) has more fds, threads and io_uring files than the scan budget (%u); read to the end after the lock",
-                        (int) p->pid, p->comm, (unsigned) p->ruid, scan_budget(s));
+                        "pid %d (\"%s\", uid %u) not read to the end under the lock (%u entries read); read to the end after the lock",
+                        (int) p->pid, p->comm, (unsigned) p->ruid, p->cost);
         } else if (p->over_budget) {
                 const char *node = p->n_fds > 0 ? s->targets[p->tgt[0]].path : "any shared node";
                 if (policy == XDEV_LINGER_WARN)
@@ -869,9 +890,11 @@ static int sweep_end_user(struct xdev_linger_sweep *s, int procfd, struct proc *
 static int sweep_holder(struct xdev_linger_sweep *s, int procfd, struct proc *p) {
         struct xdev_proc_stat st0, st1;
         bool over;
-        int pidfd;
+        int pidfd, r;
 
-        if (proc_scan_fds(s, procfd, p) < 0 || !proc_holds(p))
+        r = proc_scan_fds(s, procfd, p);
+        s->spent += p->cost;
+        if (r < 0 || !proc_holds(p))
                 return 0;
         /* A process over the budget is not read again (that would double
          * the cost): its start time, read now and once it is pinned, tells

@@ -81,7 +81,12 @@ struct xdev_procsrc {
  * they are read to the end after the lock (xdev_sweep_others), and cut off
  * or killed only if they hold a node. Past XDEV_LINGER_DEFER_MAX, or
  * without a caller that reads them, they are killed as before. */
-#define XDEV_LINGER_DEFER_MAX 32
+#define XDEV_LINGER_DEFER_MAX 256
+/* With such a caller, a switch's sweep reads at most this many entries
+ * (fd table entries, threads, io_uring files) under the lock in all; the
+ * processes past it are left to the pass after the lock, so the lock is
+ * held for a bounded time whatever the departing user's fd count. */
+#define XDEV_LINGER_LOCKED_BUDGET 2048
 struct xdev_linger_defer {
         uid_t uid; /* the sweep's ONLY_UID */
         size_t n;

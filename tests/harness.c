@@ -849,6 +849,52 @@ pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term) {
         return pid;
 }
 
+pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid) {
+        int go[2], ready[2];
+        char c = 'x', p[64], map[64];
+        struct stat st;
+        pid_t pid;
+        int fd;
+
+        if (pipe(go) < 0 || pipe(ready) < 0)
+                die("pipe");
+        pid = fork();
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                (void) signal(SIGTERM, SIG_DFL);
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0 || setgroups(0, NULL) < 0 ||
+                    setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0 ||
+                    prctl(PR_SET_DUMPABLE, 1) < 0 || unshare(CLONE_NEWUSER) < 0)
+                        _exit(10);
+                (void) !write(ready[1], "u", 1);
+                if (read(go[0], &c, 1) != 1 || setresuid(1, 1, 1) < 0)
+                        _exit(11);
+                (void) !write(ready[1], "r", 1);
+                for (;;)
+                        pause();
+        }
+        (void) close(go[0]);
+        (void) close(ready[1]);
+        if (read(ready[0], &c, 1) != 1 || c != 'u')
+                die("the subordinate-uid holder did not start");
+        (void) snprintf(p, sizeof p, "/proc/%d/uid_map", (int) pid);
+        (void) snprintf(map, sizeof map, "0 %u 1\n1 %u 1\n", (unsigned) uid, (unsigned) subuid);
+        fd = open(p, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, map, strlen(map)) != (ssize_t) strlen(map))
+                die("uid_map");
+        (void) close(fd);
+        if (write(go[1], "g", 1) != 1 || read(ready[0], &c, 1) != 1 || c != 'r')
+                die("the subordinate-uid holder could not take its uid");
+        (void) close(go[1]);
+        (void) close(ready[0]);
+        (void) snprintf(p, sizeof p, "/proc/%d", (int) pid);
+        if (stat(p, &st) < 0 || st.st_uid != subuid)
+                die("the subordinate-uid holder runs under another uid");
+        return pid;
+}
+
 void h_session_close_begin(struct h_session *s) {
         if (write(s->to_child, "c", 2) < 0 && errno != EPIPE)
                 die("write");

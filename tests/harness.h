@@ -130,6 +130,12 @@ void h_seats_make(void);
 void h_seats_remove(void);
 /* A holder (h_holder_spawn) that opens PATH N times (NULL: nothing). */
 pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term);
+/* A process that opened PATH as UID, then left UID the way a user with a
+ * subordinate uid range can (useradd gives one; rootless podman needs
+ * it): a user namespace of its own, one uid of the range mapped in (root
+ * writes the map here, as newuidmap would), setresuid to it. None of its
+ * uids is UID; its kernel uid is SUBUID. Killed when the caller dies. */
+pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid);
 /* SIGKILLs the session's leader and reaps it. */
 void h_session_kill(struct h_session *s);
 /* The leader exits without closing its session and is not waited for: it

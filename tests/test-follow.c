@@ -1399,55 +1399,6 @@ START_TEST(test_switch_sweeps_a_clone_parent_child_and_its_child) {
 }
 END_TEST
 
-/* Alice's process that opened /dev/tty0, then left her uid the way a
- * user with a subordinate uid range can (useradd gives one; rootless
- * podman needs it): a user namespace of its own, one uid of the range
- * mapped in (root writes the map here, as newuidmap would), setresuid to
- * it. None of its uids is hers; its kernel uid is SUBUID. */
-static pid_t subuid_holder_start(uid_t uid, uid_t subuid) {
-        int go[2], ready[2];
-        char c = 'x';
-
-        ck_assert_int_eq(pipe(go), 0);
-        ck_assert_int_eq(pipe(ready), 0);
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                (void) signal(SIGTERM, SIG_DFL);
-                if (open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0 ||
-                    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-                    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_DUMPABLE, 1) < 0 ||
-                    unshare(CLONE_NEWUSER) < 0)
-                        _exit(10);
-                (void) !write(ready[1], "u", 1);
-                if (read(go[0], &c, 1) != 1 || setresuid(1, 1, 1) < 0)
-                        _exit(11);
-                (void) !write(ready[1], "r", 1);
-                for (;;)
-                        pause();
-        }
-        ck_assert_int_eq(read(ready[0], &c, 1), 1);
-        ck_assert_msg(c == 'u', "the subordinate-uid holder did not start");
-        char path[64], map[64];
-        snprintf(path, sizeof path, "/proc/%d/uid_map", (int) pid);
-        snprintf(map, sizeof map, "0 %u 1\n1 %u 1\n", (unsigned) uid, (unsigned) subuid);
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, map, strlen(map)), (ssize_t) strlen(map));
-        (void) close(fd);
-        ck_assert_int_eq(write(go[1], "g", 1), 1);
-        ck_assert_int_eq(read(ready[0], &c, 1), 1);
-        ck_assert_msg(c == 'r', "the subordinate-uid holder could not take its uid");
-        for (int i = 0; i < 4; i++)
-                (void) close(i < 2 ? go[i] : ready[i - 2]);
-        struct stat st;
-        snprintf(path, sizeof path, "/proc/%d", (int) pid);
-        ck_assert_int_eq(stat(path, &st), 0);
-        ck_assert_msg(st.st_uid == subuid, "the holder runs as uid %u, not %u",
-                      (unsigned) st.st_uid, (unsigned) subuid);
-        return pid;
-}
-
 /* A process that left alice's uid for a subordinate one keeps her fd of a
  * shared node: no sweep by her uid sees it, the pass after the lock does
  * (tty0 cannot be revoked and is left, logged; an input node would be
@@ -1462,7 +1413,7 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
         ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
-        pid_t h = subuid_holder_start(H_UID_ALICE, 300000);
+        pid_t h = h_holder_start_subuid("/dev/tty0", H_UID_ALICE, 300000);
 
         h_set_active_vt(h_vt + 1);
         daemon_kick();

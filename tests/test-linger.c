@@ -977,6 +977,28 @@ START_TEST(test_logout_spares_other_users_and_daemons) {
 }
 END_TEST
 
+/* A process that left alice's uid for a subordinate one (a user namespace
+ * of its own) and keeps her fd: no sweep by her uid sees it, the pass the
+ * module runs after its transaction at her logout does (tty0 cannot be
+ * revoked and is left, logged; an input node would be revoked). */
+START_TEST(test_logout_finds_a_holder_that_left_the_uid) {
+        conf_with("lingering = revoke\n");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        pid_t h = h_holder_start_subuid("/dev/tty0", H_UID_ALICE, 300000);
+        free(h_log_take());
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        char *log = h_log_take(), want[64];
+        (void) kill(h, SIGKILL);
+        (void) waitpid(h, NULL, 0);
+        snprintf(want, sizeof want, "pid %d (", (int) h);
+        const char *at = strstr(log, want);
+        ck_assert_msg(at && strstr(at, "holds \"/dev/tty0\""),
+                      "alice's logout did not find her process under a subordinate uid:\n%s", log);
+        free(log);
+}
+END_TEST
+
 START_TEST(test_logout_leaves_lingering_holder_with_warn) {
         conf_with("lingering = warn\n");
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
@@ -1536,6 +1558,7 @@ static Suite *suite(void) {
         tcase_add_test(tm, test_logout_kills_lingering_holder_with_kill);
         tcase_add_test(tm, test_logout_leaves_lingering_holder_with_warn);
         tcase_add_test(tm, test_logout_spares_other_users_and_daemons);
+        tcase_add_test(tm, test_logout_finds_a_holder_that_left_the_uid);
         tcase_add_test(tm, test_handover_spares_the_new_holder);
         tcase_add_test(tm, test_session_of_holder_still_open_is_not_swept);
         tcase_add_test(tm, test_reaped_holder_is_swept_by_next_login);

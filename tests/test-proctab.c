@@ -466,6 +466,58 @@ START_TEST(test_clone_parent_child_of_a_gone_creator_is_filed_under_its_uids) {
 }
 END_TEST
 
+/* The creator of the test below, after its exec: takes alice's uids,
+ * makes a CLONE_PARENT child that waits for EOF on fd 3, writes the
+ * child's pid to fd 4 and exits. */
+static int creator_main(void) {
+        char x;
+        if (setresuid(PT_UID_A, PT_UID_A, PT_UID_A) < 0)
+                return 1;
+        pid_t c = (pid_t) syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0);
+        if (c == 0) {
+                (void) close(4);
+                (void) !read(3, &x, 1);
+                _exit(0);
+        }
+        return write(4, &c, sizeof c) == (ssize_t) sizeof c ? 0 : 1;
+}
+
+/* The same when the creator exec'd first (as a shell's "prog &" does) and
+ * is gone before the table reads it: its exec, read late, found nothing,
+ * and the table lost which parent its later fork names. */
+START_TEST(test_clone_parent_child_of_a_gone_exec_creator_is_filed_under_its_uids) {
+        struct xdev_proctab *t = table_open(0);
+        int cp[2], hold[2];
+        pid_t c = 0;
+
+        ck_assert_int_ge(xdev_proctab_drain(t), 0);
+        ck_assert_int_eq(pipe(cp), 0);
+        ck_assert_int_eq(pipe(hold), 0);
+        pid_t p = fork();
+        ck_assert_int_ge(p, 0);
+        if (p == 0) {
+                /* the child waits for EOF: no copy of the write end */
+                (void) close(hold[1]);
+                (void) close(cp[0]);
+                if (dup2(hold[0], 3) < 0 || dup2(cp[1], 4) < 0)
+                        _exit(1);
+                execl("/proc/self/exe", "test-proctab", "--creator", (char *) NULL);
+                _exit(1);
+        }
+        (void) close(hold[0]);
+        (void) close(cp[1]);
+        ck_assert_int_eq(read(cp[0], &c, sizeof c), (ssize_t) sizeof c);
+        ck_assert_int_eq(waitpid(p, NULL, 0), p);
+        bool found = listed(t, PT_UID_A, c, NULL);
+        (void) close(hold[1]);
+        (void) waitpid(c, NULL, 0);
+        ck_assert_msg(
+                found,
+                "alice's CLONE_PARENT child of an exec'd creator was not filed under her uid");
+        xdev_proctab_free(t);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("proctab");
         TCase *tc = tcase_create("proctab");
@@ -479,11 +531,14 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_table_subscribes_only_to_the_events_it_uses);
         tcase_add_test(tc, test_no_events_in_a_pid_namespace);
         tcase_add_test(tc, test_sweep_fed_by_the_table_finds_what_the_walk_finds);
+        tcase_add_test(tc, test_clone_parent_child_of_a_gone_exec_creator_is_filed_under_its_uids);
         suite_add_tcase(s, tc);
         return s;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+        if (argc == 2 && strcmp(argv[1], "--creator") == 0)
+                return creator_main();
         if (geteuid() != 0) {
                 fprintf(stderr, "test-proctab: not root: skipping\n");
                 return 77;

@@ -184,9 +184,9 @@ static void mixed_note(struct xdev_proctab *t, const struct entry *e) {
                 parent->flags |= E_MIXED;
 }
 
-/* Reads PID again. UID_CHANGED: after its change of uids, which its
- * parent then may not share. */
-static void reread(struct xdev_proctab *t, pid_t pid, bool uid_changed) {
+/* Reads PID again, after its exec or its change of uids (which its parent
+ * then may not share), or to seed the table. */
+static void reread(struct xdev_proctab *t, pid_t pid) {
         struct entry *e = find(t, pid), before = { 0 }, *parent;
         bool known = e && !(e->flags & E_UNREAD);
 
@@ -195,9 +195,12 @@ static void reread(struct xdev_proctab *t, pid_t pid, bool uid_changed) {
         else if (!(e = upsert(t, pid)))
                 return;
         if (read_proc(t, e) == -ESRCH) {
-                /* gone before it was read: a child it made meanwhile under
-                 * CLONE_PARENT names its parent, whose children are read */
-                if (uid_changed && before.ppid > 0 && (parent = find(t, before.ppid)))
+                /* gone before it was read, at a change of uids or an exec
+                 * (of a set-user-ID program, or of one that changed uids
+                 * after: its later events find no entry): a child it made
+                 * meanwhile under CLONE_PARENT names its parent, whose
+                 * children are read */
+                if (before.ppid > 0 && (parent = find(t, before.ppid)))
                         parent->flags |= E_MIXED;
                 drop(t, e);
                 return;
@@ -241,7 +244,7 @@ static int seed(struct xdev_proctab *t) {
                 return r;
         while (xdev_numdir_next(d, &num, NULL))
                 if (num != 0)
-                        reread(t, (pid_t) num, false);
+                        reread(t, (pid_t) num);
         (void) closedir(d);
         /* a parent read after its child is marked here */
         for (size_t i = 0; i < t->cap; i++) {
@@ -381,10 +384,10 @@ static void apply(struct xdev_proctab *t, const struct proc_event *ev) {
                 fork_apply(t, &ev->event_data.fork, ev->timestamp_ns);
                 break;
         case PROC_EVENT_EXEC:
-                reread(t, ev->event_data.exec.process_tgid, false);
+                reread(t, ev->event_data.exec.process_tgid);
                 break;
         case PROC_EVENT_UID:
-                reread(t, ev->event_data.id.process_tgid, true);
+                reread(t, ev->event_data.id.process_tgid);
                 thread_uid_note(t, ev);
                 break;
         case PROC_EVENT_EXIT:
