@@ -730,6 +730,9 @@ END_TEST
 #define DP_EVENT5 "/devices/platform/i8042/serio1/input/input5/event5"
 #define DP_CARD1 "/devices/pci0000:00/0000:00:02.0/drm/card1"
 
+/* One more variable of the event, such as a synthetic uevent's argument. */
+static const char *mdev_extra_env;
+
 /* Runs "xdevices mdev" as an mdev.conf line "*xdevices mdev" does: with the
  * kernel's uevent variables and mdev's MDEV (the node's name under /dev).
  * A NULL value leaves that variable out. */
@@ -739,7 +742,7 @@ static int mdev_event(const char *action, const char *mdev, const char *subsyste
         const char *names[] = { "ACTION", "MDEV", "SUBSYSTEM", "DEVPATH", "MAJOR", "MINOR" };
         const char *values[] = { action, mdev, subsystem, devpath, maj, min };
         char vars[6][300];
-        const char *env[9];
+        const char *env[10];
         size_t n = 0;
 
         for (size_t i = 0; i < 6; i++)
@@ -748,6 +751,8 @@ static int mdev_event(const char *action, const char *mdev, const char *subsyste
                         env[n] = vars[n];
                         n++;
                 }
+        if (mdev_extra_env)
+                env[n++] = mdev_extra_env;
         env[n++] = "SEQNUM=1234";
         env[n++] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
         env[n] = NULL;
@@ -844,6 +849,10 @@ START_TEST(test_mdev_hostile_or_foreign_events_change_nothing) {
                     ev5, NULL);
         assert_mdev(0, "add", "input/event5", "input", NULL, NULL, NULL, ev5, NULL);
         assert_mdev(0, "bind", "input/event5", "input", DP_EVENT5, "13", "69", ev5, NULL);
+        /* xdevicesd's announcement of a node it granted is no new node */
+        mdev_extra_env = "SYNTH_ARG_XDEVICES=announce";
+        assert_mdev(0, "change", "input/event5", "input", DP_EVENT5, "13", "69", ev5, NULL);
+        mdev_extra_env = NULL;
         ck_assert_str_eq(h_acl_of(ev5, H_UID_ALICE), "");
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
 }

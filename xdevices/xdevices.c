@@ -227,6 +227,14 @@ static int cmd_mdev(struct xdev_ctx *ctx) {
                 xdev_debug(&ctx->log, "ACTION \"%s\": nothing to do", action);
                 return EXIT_OK;
         }
+        /* xdevicesd's announcement of a node it has just granted (a "change"
+         * with SYNTH_ARG_XDEVICES=announce, which only root can write to the
+         * uevent file): nothing to apply, as in 72-xdevices.rules */
+        if (strcmp(action, "change") == 0) {
+                const char *arg = getenv("SYNTH_ARG_XDEVICES");
+                if (arg && strcmp(arg, "announce") == 0)
+                        return EXIT_OK;
+        }
         if (mdev[0] == '/' ||
             (size_t) snprintf(devnode, sizeof devnode, "/dev/%s", mdev) >= sizeof devnode ||
             !xdev_path_is_valid(devnode)) {
