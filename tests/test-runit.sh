@@ -4,7 +4,8 @@
 # directory, with run's exit code and signal): what a restart cannot mend
 # (exit 2, 3, 5, 6) marks the service down through "sv down ."; a clean
 # stop, a failure and a signal do not. sv and sleep are stand-ins that
-# record their arguments. Any user.
+# record their arguments. Any user. As root, also run: it starts no
+# daemon while the sysvinit script's supervisor runs (a private /run).
 set -u
 finish=${XDEV_RUNIT_FINISH:-$(dirname "$0")/../xdevicesd/init/runit/finish}
 [ -f "$finish" ] || { echo "no $finish"; exit 99; }
@@ -49,4 +50,46 @@ else
 	echo "FAIL: without sv, supervise/control holds \"$(cat "$tmp/svc/supervise/control" 2>/dev/null)\""
 	fail=1
 fi
+
+# run, with a stand-in daemon, in a mount namespace of its own (root)
+run_in=${XDEV_RUNIT_RUN_IN:-$(dirname "$0")/../xdevicesd/init/runit/run.in}
+if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null 2>&1; then
+	echo "not root: run is not tried"
+	exit $fail
+fi
+mkdir "$tmp/sbin" "$tmp/init.d"
+printf '#!/bin/sh\necho "daemon started $*"\n' >"$tmp/sbin/xdevicesd"
+printf '#!/bin/sh\nwhile :; do sleep 1; done\n' >"$tmp/init.d/xdevicesd"
+chmod +x "$tmp/sbin/xdevicesd"
+sed "s|@sbindir@|$tmp/sbin|g" "$run_in" >"$tmp/run"
+unshare -m sh -s "$tmp" <<'INNER' || fail=1
+tmp=$1
+fail=0
+mount --make-rprivate /
+mount -t tmpfs xdevtest /run
+out=$(sh "$tmp/run"); rc=$?
+case "$rc:$out" in
+"0:daemon started --stderr") echo "PASS: run starts the daemon" ;;
+*) echo "FAIL: run without a sysvinit supervisor: exit $rc, said: $out"; fail=1 ;;
+esac
+# the sysvinit script's supervisor, as start-stop-daemon starts it
+sh "$tmp/init.d/xdevicesd" supervise &
+echo $! >/run/xdevicesd.supervisor.pid
+out=$(sh "$tmp/run"); rc=$?
+case "$rc:$out" in
+5:*"the sysvinit script runs it already"*) echo "PASS: run stands aside for the sysvinit supervisor (exit 5)" ;;
+*) echo "FAIL: run beside the sysvinit supervisor: exit $rc, said: $out"; fail=1 ;;
+esac
+kill $! 2>/dev/null
+# a stale pid file naming another process is no supervisor
+sleep 30 &
+echo $! >/run/xdevicesd.supervisor.pid
+out=$(sh "$tmp/run"); rc=$?
+case "$rc:$out" in
+"0:daemon started --stderr") echo "PASS: a stale pid file does not stop run" ;;
+*) echo "FAIL: run with a stale pid file: exit $rc, said: $out"; fail=1 ;;
+esac
+kill $! 2>/dev/null
+exit $fail
+INNER
 exit $fail
