@@ -1,23 +1,30 @@
 dnl SPDX-License-Identifier: LGPL-2.1-or-later
 dnl XDEV_COMPILER_FLAGS: the one place that decides warning and hardening flags.
 dnl Sets XDEV_CFLAGS and XDEV_LDFLAGS; --enable-werror adds -Werror.
+dnl Each answer is cached (configure -C), per compiler and flag: a
+dnl configure run again with the cache, as tests/test-install-layouts.sh
+dnl does once per layout, compiles none of these tests again.
 AC_DEFUN([XDEV_TRY_CFLAG], [
-  AC_MSG_CHECKING([whether $CC accepts $1])
-  xdev_save_CFLAGS="$CFLAGS"
-  CFLAGS="$CFLAGS -Werror $1"
-  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([], [])],
-    [AC_MSG_RESULT([yes]); XDEV_CFLAGS="$XDEV_CFLAGS $1"],
-    [AC_MSG_RESULT([no])])
-  CFLAGS="$xdev_save_CFLAGS"
+  AS_VAR_PUSHDEF([xdev_cv], [xdev_cv_cflag_${CC}_$1])
+  AC_CACHE_CHECK([whether $CC accepts $1], [xdev_cv], [
+    xdev_save_CFLAGS="$CFLAGS"
+    CFLAGS="$CFLAGS -Werror $1"
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([], [])],
+      [AS_VAR_SET([xdev_cv], [yes])], [AS_VAR_SET([xdev_cv], [no])])
+    CFLAGS="$xdev_save_CFLAGS"])
+  AS_VAR_IF([xdev_cv], [yes], [XDEV_CFLAGS="$XDEV_CFLAGS $1"])
+  AS_VAR_POPDEF([xdev_cv])
 ])
 AC_DEFUN([XDEV_TRY_LDFLAG], [
-  AC_MSG_CHECKING([whether the linker accepts $1])
-  xdev_save_LDFLAGS="$LDFLAGS"
-  LDFLAGS="$LDFLAGS $1"
-  AC_LINK_IFELSE([AC_LANG_PROGRAM([], [])],
-    [AC_MSG_RESULT([yes]); XDEV_LDFLAGS="$XDEV_LDFLAGS $1"],
-    [AC_MSG_RESULT([no])])
-  LDFLAGS="$xdev_save_LDFLAGS"
+  AS_VAR_PUSHDEF([xdev_cv], [xdev_cv_ldflag_${CC}_$1])
+  AC_CACHE_CHECK([whether the linker accepts $1], [xdev_cv], [
+    xdev_save_LDFLAGS="$LDFLAGS"
+    LDFLAGS="$LDFLAGS $1"
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([], [])],
+      [AS_VAR_SET([xdev_cv], [yes])], [AS_VAR_SET([xdev_cv], [no])])
+    LDFLAGS="$xdev_save_LDFLAGS"])
+  AS_VAR_IF([xdev_cv], [yes], [XDEV_LDFLAGS="$XDEV_LDFLAGS $1"])
+  AS_VAR_POPDEF([xdev_cv])
 ])
 AC_DEFUN([XDEV_COMPILER_FLAGS], [
   XDEV_CFLAGS=""

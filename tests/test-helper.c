@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <grp.h>
@@ -725,6 +726,270 @@ START_TEST(test_reset_says_what_it_took_and_forgot) {
 }
 END_TEST
 
+/* ---- mdev: "*xdevices mdev" in mdev.conf, without udevd ---- */
+
+#define DP_EVENT5 "/devices/platform/i8042/serio1/input/input5/event5"
+#define DP_CARD1 "/devices/pci0000:00/0000:00:02.0/drm/card1"
+
+/* One more variable of the event, such as a synthetic uevent's argument. */
+static const char *mdev_extra_env;
+
+/* Runs "xdevices mdev" as an mdev.conf line "*xdevices mdev" does: with the
+ * kernel's uevent variables and mdev's MDEV (the node's name under /dev).
+ * A NULL value leaves that variable out. */
+static int mdev_event(const char *action, const char *mdev, const char *subsystem,
+                      const char *devpath, const char *maj, const char *min, char **ret_out) {
+        const char *argv[] = { helper(), "--conf=" H_CONF, "mdev", NULL };
+        const char *names[] = { "ACTION", "MDEV", "SUBSYSTEM", "DEVPATH", "MAJOR", "MINOR" };
+        const char *values[] = { action, mdev, subsystem, devpath, maj, min };
+        char vars[6][300];
+        const char *env[10];
+        size_t n = 0;
+
+        for (size_t i = 0; i < 6; i++)
+                if (values[i]) {
+                        (void) snprintf(vars[n], sizeof vars[n], "%s=%s", names[i], values[i]);
+                        env[n] = vars[n];
+                        n++;
+                }
+        if (mdev_extra_env)
+                env[n++] = mdev_extra_env;
+        env[n++] = "SEQNUM=1234";
+        env[n++] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+        env[n] = NULL;
+        return h_run_helper(argv, env, ret_out);
+}
+
+START_TEST(test_mdev_hotplug_during_session_is_granted_then_restored) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        new_node("/dev/input/event5", 13, 69);
+        new_node("/dev/dri/card1", 226, 1);
+        char *before = h_node_describe("/dev/input/event5");
+        char *card_before = h_node_describe("/dev/dri/card1"), *out = NULL;
+        int r = mdev_event("add", "input/event5", "input", DP_EVENT5, "13", "69", &out);
+        ck_assert_msg(r == 0, "input add: exit %d: %s", r, out);
+        free(out);
+        ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "rw");
+        r = mdev_event("add", "dri/card1", "drm", DP_CARD1, "226", "1", &out);
+        ck_assert_msg(r == 0, "drm add: exit %d: %s", r, out);
+        free(out);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card1", H_UID_ALICE), "rw");
+        /* mdev runs a "*" line before it unlinks the node: it goes back as it
+         * was and leaves the ledger */
+        ck_assert_int_eq(mdev_event("remove", "dri/card1", "drm", DP_CARD1, "226", "1", NULL), 0);
+        char *card_after = h_node_describe("/dev/dri/card1");
+        ck_assert_str_eq(card_after, card_before);
+        ck_assert_int_eq(run("status", "--json", &out), 0);
+        ck_assert_ptr_null(strstr(out, "\"/dev/dri/card1\""));
+        ck_assert_ptr_nonnull(strstr(out, "\"/dev/input/event5\""));
+        free(out);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        char *after = h_node_describe("/dev/input/event5");
+        ck_assert_str_eq(after, before);
+        /* after logout, a new add grants nothing */
+        ck_assert_int_eq(mdev_event("add", "input/event5", "input", DP_EVENT5, "13", "69", NULL),
+                         0);
+        char *again = h_node_describe("/dev/input/event5");
+        ck_assert_str_eq(again, before);
+        free(before), free(after), free(again), free(card_before), free(card_after);
+}
+END_TEST
+
+/* One mdev event during a live session: its exit status (-1: any but 0),
+ * a word its message must hold (NULL: none), and the file WATCH unchanged. */
+static void assert_mdev(int want, const char *action, const char *mdev, const char *subsystem,
+                        const char *devpath, const char *maj, const char *min, const char *watch,
+                        const char *needle) {
+        char *before = h_node_describe(watch), *out = NULL;
+        int r = mdev_event(action, mdev, subsystem, devpath, maj, min, &out);
+        ck_assert_msg(want < 0 ? r != 0 : r == want,
+                      "MDEV=%s DEVPATH=%s: exit %d, expected %d (%s)", mdev, devpath, r, want, out);
+        ck_assert_msg(!needle || strstr(out, needle), "MDEV=%s: message \"%s\" lacks \"%s\"", mdev,
+                      out, needle);
+        char *after = h_node_describe(watch);
+        ck_assert_msg(strcmp(before, after) == 0, "MDEV=%s: %s changed: \"%s\" -> \"%s\"", mdev,
+                      watch, before, after);
+        free(before), free(after), free(out);
+}
+
+START_TEST(test_mdev_hostile_or_foreign_events_change_nothing) {
+        const char *ev5 = "/dev/input/event5";
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        new_node(ev5, 13, 69);
+        /* refused (exit 4): names, paths and numbers that do not fit */
+        assert_mdev(4, "add", "/dev/input/event5", "input", DP_EVENT5, "13", "69", ev5,
+                    "not a node name under /dev");
+        assert_mdev(4, "add", "input/../../etc/shadow", "input", DP_EVENT5, "13", "69",
+                    "/etc/shadow", "not a node name under /dev");
+        assert_mdev(4, "add", "input//event5", "input", DP_EVENT5, "13", "69", ev5,
+                    "not a node name under /dev");
+        assert_mdev(4, "add", "input/event5", "input", "/sys/devices/x/event5", "13", "69", ev5,
+                    "DEVPATH");
+        assert_mdev(4, "add", "input/event5", "input", "/devices/x/../event5", "13", "69", ev5,
+                    "DEVPATH");
+        assert_mdev(4, "add", "input/event5", "input", DP_EVENT5, "13x", "69", ev5, "MAJOR/MINOR");
+        assert_mdev(4, "add", "input/event5", "input", DP_EVENT5, NULL, NULL, ev5, "MAJOR/MINOR");
+        assert_mdev(4, "add", "input/event5", "input", DP_EVENT5, "13", "70", ev5, "not the 13:70");
+        assert_mdev(4, "add", "input/event5", "input", DP_EVENT5, "226", "69", ev5, "major 226");
+        assert_mdev(4, NULL, "input/event5", "input", DP_EVENT5, "13", "69", ev5, "ACTION or MDEV");
+        assert_mdev(4, "add", NULL, "input", DP_EVENT5, "13", "69", ev5, "ACTION or MDEV");
+        /* never through a symlink: not the last component, nor one before it */
+        ck_assert_int_eq(symlink("/etc/shadow", "/dev/input/event7"), 0);
+        assert_mdev(4, "add", "input/event7", "input", "/devices/x/input7/event7", "13", "71",
+                    "/etc/shadow", "not a device node of class input");
+        ck_assert_int_eq(symlink("/dev/input", "/dev/evil"), 0);
+        assert_mdev(-1, "add", "evil/event5", "input", DP_EVENT5, "13", "69", ev5, NULL);
+        /* nothing to do (exit 0): not a console device, a scan, another action */
+        assert_mdev(0, "add", "input/event5", "block", "/devices/x/block/sda", "13", "69", ev5,
+                    NULL);
+        assert_mdev(0, "add", "input/event5", "input", "/devices/x/input/input5", "13", "69", ev5,
+                    NULL);
+        assert_mdev(0, "add", "input/event5", "drm", "/devices/x/drm/card1-HDMI-A-1", "13", "69",
+                    ev5, NULL);
+        assert_mdev(0, "add", "input/event5", "input", NULL, NULL, NULL, ev5, NULL);
+        assert_mdev(0, "bind", "input/event5", "input", DP_EVENT5, "13", "69", ev5, NULL);
+        /* xdevicesd's announcement of a node it granted is no new node */
+        mdev_extra_env = "SYNTH_ARG_XDEVICES=announce";
+        assert_mdev(0, "change", "input/event5", "input", DP_EVENT5, "13", "69", ev5, NULL);
+        mdev_extra_env = NULL;
+        ck_assert_str_eq(h_acl_of(ev5, H_UID_ALICE), "");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+/* ---- the shipped mdev.conf lines, run by busybox's own mdev ---- */
+
+/* busybox mdev reads /etc/mdev.conf and, for an "add", /sys$DEVPATH/dev.
+ * Both are put in place in the tests' mount namespace only: an overlay on
+ * /etc (with the harness's /etc/passwd bound again on top of it) and a
+ * tmpfs on a directory of /sys/devices that nothing here reads. */
+#define BB_SYSDIR "/sys/devices/virtual/workqueue"
+#define BB_DP_EVENT5 "/devices/virtual/workqueue/xdevtest/input/input5/event5"
+#define BB_DP_CARD1 "/devices/virtual/workqueue/xdevtest/drm/card1"
+
+static const char *busybox(void) {
+        if (access("/bin/busybox", X_OK) == 0)
+                return "/bin/busybox";
+        if (access("/usr/bin/busybox", X_OK) == 0)
+                return "/usr/bin/busybox";
+        return NULL;
+}
+
+/* The lines of mdev/mdev.conf.in, with this tree's helper and the tests'
+ * config in place of "@sbindir@/xdevices". */
+static void write_mdev_conf(void) {
+        const char *in = getenv("XDEV_MDEV_CONF_IN");
+        char line[1024], cmd[512];
+        FILE *f = fopen(in ? in : "../mdev/mdev.conf.in", "re");
+        FILE *out = fopen("/etc/mdev.conf", "we");
+        ck_assert_msg(f && out, "mdev.conf.in or /etc/mdev.conf: %s", strerror(errno));
+        (void) snprintf(cmd, sizeof cmd, "%s --conf=" H_CONF, helper());
+        while (fgets(line, sizeof line, f)) {
+                char *at = strstr(line, "@sbindir@/xdevices");
+                if (at) {
+                        *at = '\0';
+                        fprintf(out, "%s%s%s", line, cmd, at + strlen("@sbindir@/xdevices"));
+                } else
+                        fputs(line, out);
+        }
+        fclose(f);
+        ck_assert_int_eq(fclose(out), 0);
+}
+
+static void sys_dev_file(const char *devpath, const char *majmin) {
+        char dir[300], cmd[400];
+        (void) snprintf(dir, sizeof dir, "/sys%s", devpath);
+        (void) snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+        ck_assert_int_eq(system(cmd), 0);
+        (void) snprintf(dir, sizeof dir, "/sys%s/dev", devpath);
+        h_write_file(dir, majmin, 0444, 0);
+}
+
+/* Returns false, having said why, where this machine cannot do it. */
+static bool busybox_mdev_setup(void) {
+        if ((mkdir(H_ROOT "/etc-upper", 0755) < 0 && errno != EEXIST) ||
+            (mkdir(H_ROOT "/etc-work", 0755) < 0 && errno != EEXIST))
+                ck_abort_msg("mkdir: %s", strerror(errno));
+        if (mount("xdevtest", "/etc", "overlay", 0,
+                  "lowerdir=/etc,upperdir=" H_ROOT "/etc-upper,workdir=" H_ROOT "/etc-work") < 0) {
+                fprintf(stderr, "no overlay on /etc (%s): the mdev.conf lines are not tried\n",
+                        strerror(errno));
+                return false;
+        }
+        ck_assert_int_eq(mount(H_ROOT "/passwd", "/etc/passwd", NULL, MS_BIND, NULL), 0);
+        write_mdev_conf();
+        ck_assert_int_eq(mount("xdevtest", BB_SYSDIR, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"),
+                         0);
+        sys_dev_file(BB_DP_EVENT5, "13:69\n");
+        sys_dev_file(BB_DP_CARD1, "226:1\n");
+        return true;
+}
+
+static void busybox_mdev_teardown(void) {
+        (void) umount2(BB_SYSDIR, MNT_DETACH);
+        (void) umount2("/etc/passwd", MNT_DETACH);
+        (void) umount2("/etc", MNT_DETACH);
+}
+
+/* busybox mdev as the kernel runs it for a uevent (hotplug mode). */
+static int busybox_mdev(const char *bb, const char *action, const char *devpath,
+                        const char *subsystem, const char *devname, const char *maj,
+                        const char *min, char **ret_out) {
+        const char *argv[] = { bb, "mdev", NULL };
+        char e[6][300];
+        const char *env[] = { e[0], e[1], e[2],          e[3],
+                              e[4], e[5], "SEQNUM=1234", "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                              NULL };
+        (void) snprintf(e[0], sizeof e[0], "ACTION=%s", action);
+        (void) snprintf(e[1], sizeof e[1], "DEVPATH=%s", devpath);
+        (void) snprintf(e[2], sizeof e[2], "SUBSYSTEM=%s", subsystem);
+        (void) snprintf(e[3], sizeof e[3], "DEVNAME=%s", devname);
+        (void) snprintf(e[4], sizeof e[4], "MAJOR=%s", maj);
+        (void) snprintf(e[5], sizeof e[5], "MINOR=%s", min);
+        return h_run_helper(argv, env, ret_out);
+}
+
+START_TEST(test_mdev_conf_lines_under_busybox_mdev) {
+        const char *bb = busybox();
+        struct stat st;
+        char *out = NULL;
+
+        if (!bb) {
+                fprintf(stderr, "no busybox: the mdev.conf lines are not tried\n");
+                return;
+        }
+        if (!busybox_mdev_setup())
+                return;
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        /* mdev makes the nodes, then runs "xdevices mdev": they are granted */
+        int r = busybox_mdev(bb, "add", BB_DP_EVENT5, "input", "input/event5", "13", "69", &out);
+        ck_assert_msg(r == 0, "mdev add input/event5: exit %d: %s", r, out);
+        free(out);
+        ck_assert_int_eq(lstat("/dev/input/event5", &st), 0);
+        ck_assert(S_ISCHR(st.st_mode) && st.st_rdev == makedev(13, 69));
+        ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "rw");
+        r = busybox_mdev(bb, "add", BB_DP_CARD1, "drm", "dri/card1", "226", "1", &out);
+        ck_assert_msg(r == 0, "mdev add dri/card1: exit %d: %s", r, out);
+        free(out);
+        ck_assert_str_eq(h_acl_of("/dev/dri/card1", H_UID_ALICE), "rw");
+        /* mdev runs the line before it removes the node: the ledger forgets it */
+        ck_assert_int_eq(busybox_mdev(bb, "remove", BB_DP_CARD1, "drm", "dri/card1", "226", "1",
+                                      NULL),
+                         0);
+        ck_assert_int_eq(lstat("/dev/dri/card1", &st), -1);
+        ck_assert_int_eq(run("status", "--json", &out), 0);
+        ck_assert_ptr_null(strstr(out, "\"/dev/dri/card1\""));
+        ck_assert_ptr_nonnull(strstr(out, "\"/dev/input/event5\""));
+        free(out);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_str_eq(h_acl_of("/dev/input/event5", H_UID_ALICE), "");
+        busybox_mdev_teardown();
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("helper");
         TCase *tc = tcase_create("udev");
@@ -752,6 +1017,13 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_reset_says_what_it_took_and_forgot);
         tcase_add_test(tc, test_status_without_active_vt_says_unknown);
         tcase_add_test(tc, test_usage_error_names_the_word);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("mdev");
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, fresh, NULL);
+        tcase_add_test(tc, test_mdev_hotplug_during_session_is_granted_then_restored);
+        tcase_add_test(tc, test_mdev_hostile_or_foreign_events_change_nothing);
+        tcase_add_test(tc, test_mdev_conf_lines_under_busybox_mdev);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -5,8 +5,11 @@
  *  1. Root only, but for "check" and a user's own "status" (which read only
  *     what any user may: the config file, the device nodes' owners and ACLs;
  *     never the state); never runs a shell or another program.
- *  2. What udev passes (DEVNAME, MAJOR, MINOR, XDEVICES_CLASS) is checked
- *     against the node on disk before anything is granted.
+ *  2. What udev passes (DEVNAME, MAJOR, MINOR, XDEVICES_CLASS) and what
+ *     mdev passes (ACTION, MDEV, SUBSYSTEM, DEVPATH, MAJOR, MINOR) is checked
+ *     against the node on disk before anything is granted; a name mdev
+ *     passes is a plain relative name under /dev, and the node is reached
+ *     without following a symlink (the core's rule).
  *  3. It takes the same lock as the module, through the core. */
 #include "config.h"
 
@@ -69,6 +72,9 @@ static void usage(FILE *out) {
                 "  apply DEVNODE       grant a node udev added (needs DEVNAME, MAJOR, MINOR,\n"
                 "                      XDEVICES_CLASS in the environment, as udev sets them)\n"
                 "  forget DEVNODE      forget a node udev removed\n"
+                "  mdev                what mdev.conf runs for a node it made or removes\n"
+                "                      (ACTION, MDEV, SUBSYSTEM, DEVPATH, MAJOR, MINOR as\n"
+                "                      mdev sets them)\n"
                 "  gc                  reap sessions whose leader died and restore their nodes\n"
                 "  reset [--force] [--revoke]\n"
                 "                      restore every recorded node and empty the state;\n"
@@ -88,36 +94,13 @@ static int env_uint(const char *name, uint64_t max, uint64_t *ret) {
         return v ? xdev_parse_uint(v, max, ret) : -ENOENT;
 }
 
-static int cmd_apply(struct xdev_ctx *ctx, const char *devnode, bool forget) {
-        const char *devname = getenv("DEVNAME");
-        uint64_t maj, min;
-        int class, r;
+/* Grants DEVNODE of CLASS, numbered MAJ:MIN by the device manager, to the
+ * session holding the shared devices: what udev's "apply" and mdev's add
+ * have in common. */
+static int apply_node(struct xdev_ctx *ctx, const char *devnode, int class, uint64_t maj,
+                      uint64_t min) {
+        int r;
 
-        if (!xdev_path_is_valid(devnode)) {
-                xdev_log(&ctx->log, LOG_ERR, "\"%s\" is not a path under /dev, refusing", devnode);
-                return EXIT_REFUSED;
-        }
-        if (!devname || strcmp(devname, devnode) != 0) {
-                xdev_log(&ctx->log, LOG_ERR, "DEVNAME \"%s\" does not match \"%s\", refusing",
-                         devname ? devname : "(unset)", devnode);
-                return EXIT_REFUSED;
-        }
-        if (forget) {
-                r = xdev_device_forget(ctx, devnode);
-                return r < 0 ? EXIT_FAILED : EXIT_OK;
-        }
-        class = xdev_class_from_string(getenv("XDEVICES_CLASS"));
-        if (class < 0 || class == XDEV_CLASS_VT) {
-                xdev_log(&ctx->log, LOG_ERR,
-                         "XDEVICES_CLASS is not drm, input or console for \"%s\", refusing",
-                         devnode);
-                return EXIT_REFUSED;
-        }
-        if (env_uint("MAJOR", 0xfff, &maj) < 0 || env_uint("MINOR", 0xfffff, &min) < 0) {
-                xdev_log(&ctx->log, LOG_ERR,
-                         "MAJOR/MINOR missing or malformed for \"%s\", refusing", devnode);
-                return EXIT_REFUSED;
-        }
         if (maj != xdev_class_major(class)) {
                 xdev_log(&ctx->log, LOG_ERR,
                          "major %u is not that of class %s for \"%s\", refusing", (unsigned) maj,
@@ -132,6 +115,159 @@ static int cmd_apply(struct xdev_ctx *ctx, const char *devnode, bool forget) {
         xdev_debug(&ctx->log, "\"%s\": %s", devnode,
                    r > 0 ? "granted to the holder" : "nothing to do");
         return EXIT_OK;
+}
+
+static int forget_node(struct xdev_ctx *ctx, const char *devnode) {
+        return xdev_device_forget(ctx, devnode) < 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+static int cmd_apply(struct xdev_ctx *ctx, const char *devnode, bool forget) {
+        const char *devname = getenv("DEVNAME");
+        uint64_t maj, min;
+        int class;
+
+        if (!xdev_path_is_valid(devnode)) {
+                xdev_log(&ctx->log, LOG_ERR, "\"%s\" is not a path under /dev, refusing", devnode);
+                return EXIT_REFUSED;
+        }
+        if (!devname || strcmp(devname, devnode) != 0) {
+                xdev_log(&ctx->log, LOG_ERR, "DEVNAME \"%s\" does not match \"%s\", refusing",
+                         devname ? devname : "(unset)", devnode);
+                return EXIT_REFUSED;
+        }
+        if (forget)
+                return forget_node(ctx, devnode);
+        class = xdev_class_from_string(getenv("XDEVICES_CLASS"));
+        if (class < 0 || class == XDEV_CLASS_VT) {
+                xdev_log(&ctx->log, LOG_ERR,
+                         "XDEVICES_CLASS is not drm, input or console for \"%s\", refusing",
+                         devnode);
+                return EXIT_REFUSED;
+        }
+        if (env_uint("MAJOR", 0xfff, &maj) < 0 || env_uint("MINOR", 0xfffff, &min) < 0) {
+                xdev_log(&ctx->log, LOG_ERR,
+                         "MAJOR/MINOR missing or malformed for \"%s\", refusing", devnode);
+                return EXIT_REFUSED;
+        }
+        return apply_node(ctx, devnode, class, maj, min);
+}
+
+/* Whether NAME is PREFIX followed by 1 to MAX_DIGITS digits and nothing
+ * else. */
+static bool name_is_numbered(const char *name, const char *prefix, size_t max_digits) {
+        size_t n = strlen(prefix), digits;
+
+        if (strncmp(name, prefix, n) != 0)
+                return false;
+        name += n;
+        digits = strspn(name, "0123456789");
+        return digits >= 1 && digits <= max_digits && name[digits] == '\0';
+}
+
+/* The class of the kernel's device NAME in SUBSYSTEM, or -1 when it is no
+ * console device: the same names 72-xdevices.rules tags. */
+static int mdev_class(const char *subsystem, const char *name) {
+        if (!subsystem)
+                return -1;
+        if (strcmp(subsystem, "drm") == 0)
+                return name_is_numbered(name, "card", 2) || name_is_numbered(name, "renderD", 4)
+                        ? XDEV_CLASS_DRM
+                        : -1;
+        if (strcmp(subsystem, "input") == 0)
+                return name_is_numbered(name, "event", 4) || name_is_numbered(name, "mouse", 4) ||
+                                name_is_numbered(name, "js", 4) || strcmp(name, "mice") == 0
+                        ? XDEV_CLASS_INPUT
+                        : -1;
+        if (strcmp(subsystem, "tty") == 0)
+                return strcmp(name, "tty0") == 0 ? XDEV_CLASS_CONSOLE : -1;
+        return -1;
+}
+
+/* The kernel's name of the device at DEVPATH ("/devices/.../input5/event3"
+ * gives "event3"), or NULL when DEVPATH is not a plain path under
+ * /devices/. */
+static const char *devpath_kernel_name(const char *devpath) {
+        const char *base;
+
+        if (strncmp(devpath, "/devices/", 9) != 0 || strlen(devpath) >= 1024)
+                return NULL;
+        for (const char *p = devpath; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || strchr("_.-+:/", *p)))
+                        return NULL;
+        if (strstr(devpath, "//") || strstr(devpath, "/./") || strstr(devpath, "/../"))
+                return NULL;
+        base = strrchr(devpath, '/') + 1;
+        if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+                return NULL;
+        return base;
+}
+
+/* What an mdev.conf line "*xdevices mdev" runs: mdev made the node
+ * /dev/$MDEV (ACTION=add, or change), or is about to remove it. A scan
+ * ("mdev -s", no DEVPATH) and a device that is no console device are
+ * nothing to do; what does not fit together is refused. */
+static int cmd_mdev(struct xdev_ctx *ctx) {
+        const char *action = getenv("ACTION"), *mdev = getenv("MDEV");
+        const char *subsystem = getenv("SUBSYSTEM"), *devpath = getenv("DEVPATH"), *name;
+        char devnode[256];
+        uint64_t maj, min;
+        bool remove;
+        int class;
+
+        if (!action || !mdev) {
+                xdev_log(&ctx->log, LOG_ERR, "ACTION or MDEV unset: not run by mdev, refusing");
+                return EXIT_REFUSED;
+        }
+        if (strcmp(action, "add") == 0 || strcmp(action, "change") == 0)
+                remove = false;
+        else if (strcmp(action, "remove") == 0)
+                remove = true;
+        else {
+                xdev_debug(&ctx->log, "ACTION \"%s\": nothing to do", action);
+                return EXIT_OK;
+        }
+        /* xdevicesd's announcement of a node it has just granted (a "change"
+         * with SYNTH_ARG_XDEVICES=announce, which only root can write to the
+         * uevent file): nothing to apply, as in 72-xdevices.rules */
+        if (strcmp(action, "change") == 0) {
+                const char *arg = getenv("SYNTH_ARG_XDEVICES");
+                if (arg && strcmp(arg, "announce") == 0)
+                        return EXIT_OK;
+        }
+        if (mdev[0] == '/' ||
+            (size_t) snprintf(devnode, sizeof devnode, "/dev/%s", mdev) >= sizeof devnode ||
+            !xdev_path_is_valid(devnode)) {
+                xdev_log(&ctx->log, LOG_ERR, "MDEV \"%s\" is not a node name under /dev, refusing",
+                         mdev);
+                return EXIT_REFUSED;
+        }
+        if (!devpath) {
+                /* "mdev -s" at boot: no login holds anything yet, and one
+                 * that does finds the node through its globs */
+                xdev_debug(&ctx->log, "\"%s\": a scan, not a hotplug: nothing to do", devnode);
+                return EXIT_OK;
+        }
+        name = devpath_kernel_name(devpath);
+        if (!name) {
+                xdev_log(&ctx->log, LOG_ERR,
+                         "DEVPATH \"%s\" is not a path under /devices/, refusing", devpath);
+                return EXIT_REFUSED;
+        }
+        class = mdev_class(subsystem, name);
+        if (class < 0) {
+                xdev_debug(&ctx->log, "\"%s\" (%s) is no console device: nothing to do", devnode,
+                           subsystem ? subsystem : "no SUBSYSTEM");
+                return EXIT_OK;
+        }
+        if (remove)
+                return forget_node(ctx, devnode);
+        if (env_uint("MAJOR", 0xfff, &maj) < 0 || env_uint("MINOR", 0xfffff, &min) < 0) {
+                xdev_log(&ctx->log, LOG_ERR,
+                         "MAJOR/MINOR missing or malformed for \"%s\", refusing", devnode);
+                return EXIT_REFUSED;
+        }
+        return apply_node(ctx, devnode, class, maj, min);
 }
 
 /* WHO NULL: everyone's lingering holders. */
@@ -648,6 +784,11 @@ static int cmd_forget_args(struct xdev_ctx *ctx, char **args, const struct flags
         return cmd_apply(ctx, args[0], true);
 }
 
+static int cmd_mdev_args(struct xdev_ctx *ctx, char **args, const struct flags *f) {
+        (void) args, (void) f;
+        return cmd_mdev(ctx);
+}
+
 static int cmd_gc(struct xdev_ctx *ctx, char **args, const struct flags *f) {
         unsigned lost;
         int r;
@@ -676,6 +817,7 @@ static const struct command {
         { "status", 0, cmd_status },      { "apply", 1, cmd_apply_args },
         { "forget", 1, cmd_forget_args }, { "gc", 0, cmd_gc },
         { "reset", 0, cmd_reset },        { "revoke", -1, cmd_revoke_args },
+        { "mdev", 0, cmd_mdev_args },
 };
 
 static int run_command(struct xdev_ctx *ctx, const struct xdev_cli *cli, const char *name,
