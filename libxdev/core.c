@@ -1599,13 +1599,24 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defe
         *ret = (struct xdev_linger_counts) { 0 };
         if (defer && defer->n > 0) {
                 /* a switch's processes over the scan budget, of a uid with
-                 * a session: read to the end, cut off only if they hold */
-                struct pid_list l = { (pid_t *) defer->pids, defer->n };
-                struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &l };
-                struct xdev_linger_opts mine = { .has_only = true,
-                                                 .only_uid = defer->uid,
-                                                 .procs = &src };
-                r = others_look_then_act(ctx, &mine, ret);
+                 * a session: each read to the end, then cut off at once if
+                 * it holds, the least read under the lock first, so that a
+                 * big process does not keep a small one waiting */
+                size_t order[XDEV_LINGER_DEFER_MAX];
+                for (size_t i = 0; i < defer->n; i++) {
+                        size_t k = i;
+                        for (; k > 0 && defer->cost[order[k - 1]] > defer->cost[i]; k--)
+                                order[k] = order[k - 1];
+                        order[k] = i;
+                }
+                for (size_t i = 0; i < defer->n && r >= 0; i++) {
+                        struct pid_list l = { (pid_t *) &defer->pids[order[i]], 1 };
+                        struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &l };
+                        struct xdev_linger_opts mine = { .has_only = true,
+                                                         .only_uid = defer->uid,
+                                                         .procs = &src };
+                        r = others_look_then_act(ctx, &mine, ret);
+                }
         }
         if (r >= 0)
                 r = others_look_then_act(ctx, &look, ret);

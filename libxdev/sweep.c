@@ -515,6 +515,7 @@ static bool proc_defer(struct xdev_linger_sweep *s, const struct proc *p) {
         if (!sweep_defers(s) || (d->n > 0 && d->uid != s->opts->only_uid))
                 return false;
         d->uid = s->opts->only_uid;
+        d->cost[d->n] = p->cost;
         d->pids[d->n++] = p->pid;
         return true;
 }

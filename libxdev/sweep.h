@@ -91,6 +91,7 @@ struct xdev_linger_defer {
         uid_t uid; /* the sweep's ONLY_UID */
         size_t n;
         pid_t pids[XDEV_LINGER_DEFER_MAX];
+        unsigned cost[XDEV_LINGER_DEFER_MAX]; /* entries read under the lock */
 };
 
 struct xdev_linger_opts {
