@@ -1018,7 +1018,7 @@ static void print_locks(void) {
         }
 }
 
-/* ---- the switch step against the machine's process count (issue 27) ---- */
+/* ---- the switch step against the machine's process count ---- */
 
 #define STEP_RUNS 21
 #define STEP_NODES 8

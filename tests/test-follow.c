@@ -740,7 +740,7 @@ static void followed_close(struct followed *f) {
         free(f->res);
 }
 
-/* The ACL work of a switch at its floor (issue 27): each shared node gets
+/* The ACL work of a switch at its floor: each shared node gets
  * one ACL write to take the old holder's grant off and one to grant the
  * next, written from the ledger without reading the node's ACL first, and
  * its mark is rewritten once for the next grantee rather than removed and
