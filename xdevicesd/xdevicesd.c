@@ -325,10 +325,20 @@ static void sweep_apart(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
 #define OTHERS_DEFER_MAX 4
 static struct {
         pthread_mutex_t lock;
+        pthread_cond_t idle; /* signalled when RUNNING goes false */
         bool running, again;
         struct xdev_linger_defer defer[OTHERS_DEFER_MAX];
         size_t n_defer;
-} others = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} others = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER };
+
+/* Waits until no pass runs: the configuration it reads is reloaded only
+ * then (a pass takes seconds at most). */
+static void others_wait_idle(void) {
+        (void) pthread_mutex_lock(&others.lock);
+        while (others.running)
+                (void) pthread_cond_wait(&others.idle, &others.lock);
+        (void) pthread_mutex_unlock(&others.lock);
+}
 
 static void others_run(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer) {
         struct xdev_linger_counts c;
@@ -362,6 +372,8 @@ static void *others_pass(void *data) {
                 (void) pthread_mutex_lock(&others.lock);
                 go = others.again || others.n_defer > 0;
                 others.running = go;
+                if (!go)
+                        (void) pthread_cond_broadcast(&others.idle);
                 (void) pthread_mutex_unlock(&others.lock);
         }
         return NULL;
@@ -669,6 +681,7 @@ static void daemon_events(struct daemon *d, int n) {
                                 continue;
                         }
                         xdev_log(&d->ctx->log, LOG_INFO, "reloading the configuration");
+                        others_wait_idle();
                         (void) xdev_ctx_load_config(d->ctx, d->conf, d->named, d->debug);
                 }
         }
