@@ -109,6 +109,7 @@ void xdev_config_init(struct xdev_config *config) {
                 .lingering = XDEV_LINGER_REVOKE,
                 .linger_grace_ms = 2000,
                 .linger_scan_budget = 8192, /* XDEV_LINGER_SCAN_BUDGET */
+                .runtime_dir = true,
         };
 }
 
@@ -288,6 +289,8 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
 
         if (strcmp(key, "debug") == 0)
                 return value ? parse_bool(value, &config->debug) : (config->debug = true, 0);
+        if (strcmp(key, "runtime_dir") == 0)
+                return value ? parse_bool(value, &config->runtime_dir) : -EINVAL;
         if (!value)
                 return xdev_class_from_string(key) >= 0 || strcmp(key, "mode") == 0 ? -EINVAL
                                                                                     : -ENOENT;
@@ -327,6 +330,7 @@ static void allowed_values(const char *key, char *buf, size_t size) {
                 const char *key, *values;
         } fixed[] = {
                 { "debug", "yes, no" },
+                { "runtime_dir", "yes, no" },
                 { "glob", "CLASS:/dev/PATTERN, CLASS one of vt, drm, input, console" },
                 { "services", "PAM service names, separated by commas" },
                 { "deny_services", "PAM service names, separated by commas" },

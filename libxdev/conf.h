@@ -43,6 +43,7 @@ struct xdev_glob {
 
 struct xdev_config {
         bool debug;
+        bool runtime_dir; /* make /run/user/UID where nobody else does (rundir.h) */
         enum xdev_grant_mode mode;
         enum xdev_access access[_XDEV_CLASS_MAX];
         enum xdev_source source;

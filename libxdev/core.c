@@ -25,6 +25,7 @@
 #include "core.h"
 #include "devices.h"
 #include "policy.h"
+#include "rundir.h"
 #include "node.h"
 #include "tty.h"
 #include "vt.h"
@@ -499,6 +500,13 @@ static int adopt_sweeps(struct xdev_ctx *ctx, struct txn *t) {
         return adopted;
 }
 
+/* UID's runtime directory goes with its last session (under the lock, so
+ * that a login of UID cannot come between the decision and the removal). */
+static void rundir_release(struct xdev_ctx *ctx, const struct xdev_state *state, uid_t uid) {
+        if (!xdev_state_uid_has_session(state, uid))
+                (void) xdev_rundir_remove(XDEV_RUNDIR_BASE, uid, &ctx->log);
+}
+
 static int reap(struct xdev_ctx *ctx, struct txn *t) {
         int n = 0;
 
@@ -510,7 +518,9 @@ static int reap(struct xdev_ctx *ctx, struct txn *t) {
                         &ctx->log, LOG_NOTICE,
                         "reaping session of \"%s\" on tty%u: leader %d is gone, a zombie or no longer on tty%u",
                         s->user, s->vt, (int) s->pid, s->vt);
+                uid_t uid = s->uid;
                 xdev_state_remove_session(&t->state, i);
+                rundir_release(ctx, &t->state, uid);
                 n++;
         }
         return n;
@@ -1083,8 +1093,10 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
                 goto out;
         }
         if (idx >= 0) {
+                uid_t uid = t.state.sessions[idx].uid;
                 vt = t.state.sessions[idx].vt;
                 xdev_state_remove_session(&t.state, (size_t) idx);
+                rundir_release(ctx, &t.state, uid);
         }
         xdev_state_elect(&t.state, t.active_vt);
         if (!ctx->config_ok && holder_changed(&t))

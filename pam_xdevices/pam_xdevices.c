@@ -32,6 +32,7 @@
 #include "core.h"
 #include "devices.h"
 #include "logind.h"
+#include "rundir.h"
 #include "tty.h"
 #include "vt.h"
 
@@ -215,6 +216,22 @@ static bool already_opened(pam_handle_t *pamh) {
         return pam_get_data(pamh, DATA_OPENED, &opened) == PAM_SUCCESS && opened;
 }
 
+/* XDG_RUNTIME_DIR, where nothing earlier in the stack set it (pam_rundir,
+ * pam_xdg) and the configuration asks for it: /run/user/UID, a tmpfs of
+ * the user's until her last console session ends (rundir.h). */
+static void runtime_dir(pam_handle_t *pamh, struct xdev_ctx *ctx, const struct passwd *pw) {
+        char path[64], env[96];
+
+        if (!ctx->config.runtime_dir || pam_getenv(pamh, "XDG_RUNTIME_DIR"))
+                return;
+        if (xdev_rundir_make(XDEV_RUNDIR_BASE, pw->pw_uid, pw->pw_gid, &ctx->log, path,
+                             sizeof path) < 0)
+                return; /* logged */
+        (void) snprintf(env, sizeof env, "XDG_RUNTIME_DIR=%s", path);
+        if (pam_putenv(pamh, env) != PAM_SUCCESS)
+                pam_syslog(pamh, LOG_WARNING, "cannot set XDG_RUNTIME_DIR, ignoring");
+}
+
 XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct xdev_ctx ctx;
         struct xdev_login_result result;
@@ -292,6 +309,7 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         if (pam_putenv(pamh, env) != PAM_SUCCESS ||
             pam_putenv(pamh, "XDG_SEAT=seat0") != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set XDG_VTNR/XDG_SEAT, ignoring");
+        runtime_dir(pamh, &ctx, pw);
         ret = PAM_SUCCESS;
 out:
         xdev_ctx_done(&ctx);

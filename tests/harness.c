@@ -400,6 +400,30 @@ int h_vt_openqry(void) {
         return vt;
 }
 
+/* What a test left under /run/user (a session killed and never reaped):
+ * unmounted and removed, links and all. */
+static void rundirs_clean(void) {
+        DIR *d = opendir("/run/user");
+        struct dirent *e;
+        char p[300];
+
+        if (!d)
+                return;
+        while ((e = readdir(d)))
+                if (e->d_name[0] != '.') {
+                        (void) snprintf(p, sizeof p, "/run/user/%s", e->d_name);
+                        (void) umount2(p, MNT_DETACH | UMOUNT_NOFOLLOW);
+                        if (rmdir(p) < 0 && unlink(p) < 0 && errno != ENOENT) {
+                                char cmd[340];
+                                (void) snprintf(cmd, sizeof cmd, "rm -rf '%s'", p);
+                                if (system(cmd) != 0)
+                                        die("rm -rf /run/user/...");
+                        }
+                }
+        (void) closedir(d);
+        (void) rmdir("/run/user");
+}
+
 void h_fresh(const char *conf, const char *args) {
         char svc[1024];
         const char *module = getenv("XDEV_MODULE");
@@ -410,6 +434,7 @@ void h_fresh(const char *conf, const char *args) {
         make_sys_char();
         if (system("rm -rf /run/xdevices") != 0)
                 die("rm -rf /run/xdevices");
+        rundirs_clean();
         h_write_file(H_CONF, conf ? conf : default_conf, 0644, 0);
         (void) snprintf(svc, sizeof svc,
                         "auth required pam_permit.so\n"
@@ -631,8 +656,10 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
                 }
         }
         v = pam_getenv(pamh, "XDG_VTNR");
-        (void) snprintf(reply, sizeof reply, "%d %s %s", r, v ? v : "-",
-                        pam_getenv(pamh, "XDG_SEAT") ? pam_getenv(pamh, "XDG_SEAT") : "-");
+        (void) snprintf(reply, sizeof reply, "%d %s %s %s", r, v ? v : "-",
+                        pam_getenv(pamh, "XDG_SEAT") ? pam_getenv(pamh, "XDG_SEAT") : "-",
+                        pam_getenv(pamh, "XDG_RUNTIME_DIR") ? pam_getenv(pamh, "XDG_RUNTIME_DIR")
+                                                            : "-");
         if (write(out, reply, strlen(reply) + 1) < 0)
                 _exit(96);
         /* "c" then the fault to close with, if any; "x": exit without
@@ -710,7 +737,8 @@ int h_session_opened(struct h_session *s) {
                 exit(99);
         }
         reply[n] = '\0';
-        if (sscanf(reply, "%d %31s %31s", &s->open_ret, s->xdg_vtnr, s->xdg_seat) != 3)
+        if (sscanf(reply, "%d %31s %31s %63s", &s->open_ret, s->xdg_vtnr, s->xdg_seat,
+                   s->xdg_runtime_dir) != 4)
                 die("reply");
         return s->open_ret;
 }

@@ -60,6 +60,7 @@ struct h_session {
         bool faulty;  /* opened with h_opts.fault */
         char xdg_vtnr[32];
         char xdg_seat[32];
+        char xdg_runtime_dir[64]; /* "-": not set */
 };
 
 struct h_opts {

@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,113 @@ START_TEST(test_killed_leader_is_reaped_by_next_login) {
         assert_shared(H_UID_BOB, "rw");
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         h_snap_assert_equal(&before, "after reaping and logout");
+}
+END_TEST
+
+/* Whether PATH is UID's own tmpfs of mode 0700, mounted on a directory of
+ * /run/user (another device than /run/user itself). */
+static bool is_rundir_of(const char *path, uid_t uid) {
+        struct stat st, base;
+        return lstat(path, &st) == 0 && lstat("/run/user", &base) == 0 && S_ISDIR(st.st_mode) &&
+                st.st_uid == uid && (st.st_mode & 07777) == 0700 && st.st_dev != base.st_dev;
+}
+
+/* XDG_RUNTIME_DIR where no logind makes one: /run/user/UID, a tmpfs of
+ * hers, made at her first console login, the same for her second, there
+ * until her last logout, then gone. */
+START_TEST(test_runtime_dir_lives_from_first_login_to_last_logout) {
+        char want[64];
+        snprintf(want, sizeof want, "/run/user/%u", (unsigned) H_UID_ALICE);
+        struct h_session *a1 = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a1->open_ret, PAM_SUCCESS);
+        ck_assert_str_eq(a1->xdg_runtime_dir, want);
+        ck_assert_msg(is_rundir_of(want, H_UID_ALICE), "%s is not alice's 0700 tmpfs", want);
+        h_write_file("/run/user/61001/wayland-0.lock", "", 0600, H_UID_ALICE);
+        struct h_session *a2 = h_session_open("xdalice", h_vt + 1, NULL);
+        ck_assert_str_eq(a2->xdg_runtime_dir, want);
+        ck_assert_int_eq(h_session_close(a1), PAM_SUCCESS);
+        ck_assert_msg(access("/run/user/61001/wayland-0.lock", F_OK) == 0,
+                      "the runtime directory went at the first of two logouts");
+        ck_assert_int_eq(h_session_close(a2), PAM_SUCCESS);
+        ck_assert_msg(access(want, F_OK) < 0 && errno == ENOENT,
+                      "%s is still there after the last logout", want);
+}
+END_TEST
+
+/* A login killed with SIGKILL leaves its runtime directory to the
+ * transaction that reaps it. */
+START_TEST(test_runtime_dir_of_a_killed_login_goes_when_reaped) {
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_msg(is_rundir_of("/run/user/61001", H_UID_ALICE), "no runtime directory");
+        h_session_kill(a);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_msg(access("/run/user/61001", F_OK) < 0,
+                      "alice's runtime directory outlived the reaping of her session");
+        ck_assert_msg(is_rundir_of("/run/user/61002", H_UID_BOB), "bob got no runtime directory");
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+}
+END_TEST
+
+/* What is not ours is left alone: a directory of hers already there (a
+ * module earlier in the stack) is used and kept; a link, another user's
+ * directory or one others can read is refused and untouched; a variable
+ * already set is kept; runtime_dir = no makes none. */
+START_TEST(test_runtime_dir_that_is_not_ours_is_left_alone) {
+        ck_assert_int_eq(mkdir("/run/user", 0755), 0);
+        ck_assert_int_eq(mkdir("/run/user/61001", 0700), 0);
+        ck_assert_int_eq(chown("/run/user/61001", H_UID_ALICE, H_UID_ALICE), 0);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(a->xdg_runtime_dir, "/run/user/61001");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_msg(access("/run/user/61001", F_OK) == 0, "her own directory was removed");
+        ck_assert_int_eq(rmdir("/run/user/61001"), 0);
+
+        ck_assert_int_eq(symlink("/run/xdevtest", "/run/user/61001"), 0);
+        free(h_log_take());
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert_str_eq(a->xdg_runtime_dir, "-");
+        char *log = h_log_take();
+        ck_assert_msg(strstr(log, "not using it"), "the link was not refused: %s", log);
+        free(log);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        struct stat st;
+        ck_assert_msg(lstat("/run/user/61001", &st) == 0 && S_ISLNK(st.st_mode),
+                      "the link was touched");
+        ck_assert_int_eq(unlink("/run/user/61001"), 0);
+
+        ck_assert_int_eq(mkdir("/run/user/61001", 0755), 0);
+        ck_assert_int_eq(chown("/run/user/61001", H_UID_ALICE, H_UID_ALICE), 0);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(a->xdg_runtime_dir, "-");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(rmdir("/run/user/61001"), 0);
+
+        const char *env[] = { "XDG_RUNTIME_DIR=/run/xdevtest", NULL };
+        a = h_session_open("xdalice", h_vt, &(struct h_opts) { .env = env });
+        ck_assert_str_eq(a->xdg_runtime_dir, "/run/xdevtest");
+        ck_assert_msg(access("/run/user/61001", F_OK) < 0, "made one though the variable was set");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+
+        h_fresh("devices = glob\nglob = drm:/dev/dri/card*\nlogind = ignore\nruntime_dir = no\n",
+                NULL);
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_str_eq(a->xdg_runtime_dir, "-");
+        ck_assert_msg(access("/run/user/61001", F_OK) < 0, "made one with runtime_dir = no");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+/* /run/user writable by a user: she could swap /run/user/UID for a link
+ * between two steps, so nothing is made there. */
+START_TEST(test_runtime_dir_base_of_a_user_is_refused) {
+        ck_assert_int_eq(mkdir("/run/user", 0755), 0);
+        ck_assert_int_eq(chown("/run/user", H_UID_ALICE, H_UID_ALICE), 0);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert_str_eq(a->xdg_runtime_dir, "-");
+        ck_assert_msg(access("/run/user/61001", F_OK) < 0, "made one in a base the user owns");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
 }
 END_TEST
 
@@ -763,6 +871,10 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_login_grants_vt_and_shared_and_logout_restores);
         tcase_add_test(tc, test_second_user_gets_only_their_vt);
         tcase_add_test(tc, test_same_user_twice_keeps_access_until_last_logout);
+        tcase_add_test(tc, test_runtime_dir_lives_from_first_login_to_last_logout);
+        tcase_add_test(tc, test_runtime_dir_of_a_killed_login_goes_when_reaped);
+        tcase_add_test(tc, test_runtime_dir_that_is_not_ours_is_left_alone);
+        tcase_add_test(tc, test_runtime_dir_base_of_a_user_is_refused);
         tcase_add_test(tc, test_holder_logout_hands_over_to_active_vt);
         tcase_add_test(tc, test_holder_logout_with_inactive_others_gives_to_nobody);
         tcase_add_test(tc, test_su_inside_session_grants_nothing);
