@@ -1442,27 +1442,31 @@ END_TEST
  * database: more than the scan budget), and with /dev/tty0 opened after
  * them when WITH_NODE, so that a scan stopped by the budget has not seen it. */
 static pid_t fat_holder_start(uid_t uid, unsigned fds, bool with_node) {
+        /* a shell, so that it runs outside valgrind (which caps the fds
+         * of the programs it runs): the fds as root, then setpriv to UID,
+         * which writes "r" to fd 3 once it is UID */
+        static const char script[] =
+                "ulimit -n $(($1 + 64)) || exit 9\n"
+                "i=0; while [ $i -lt $1 ]; do exec {f}</dev/null || exit 10; i=$((i + 1)); done\n"
+                "[ -z \"$3\" ] || exec {g}<\"$3\" || exit 11\n"
+                "exec setpriv --reuid=\"$2\" --regid=\"$2\" --clear-groups "
+                "sh -c 'echo r >&3; exec sleep 100000 3>&-'\n";
+        char n[16], u[16];
         int p[2];
         char c = 'x';
 
+        snprintf(n, sizeof n, "%u", fds);
+        snprintf(u, sizeof u, "%u", (unsigned) uid);
         ck_assert_int_eq(pipe(p), 0);
         pid_t pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                struct rlimit rl = { fds + 64, fds + 64 };
                 (void) signal(SIGTERM, SIG_DFL);
-                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-                        _exit(9);
-                for (unsigned i = 0; i < fds; i++)
-                        if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0)
-                                _exit(10);
-                if ((with_node && open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0) ||
-                    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-                    setresuid(uid, uid, uid) < 0)
-                        _exit(11);
-                (void) !write(p[1], "r", 1);
-                for (;;)
-                        pause();
+                if (dup2(p[1], 3) < 0)
+                        _exit(8);
+                execl("/bin/bash", "bash", "-c", script, "fat", n, u, with_node ? "/dev/tty0" : "",
+                      (char *) NULL);
+                _exit(12);
         }
         (void) close(p[1]);
         ck_assert_msg(read(p[0], &c, 1) == 1 && c == 'r', "the %u-fd process did not start", fds);
