@@ -1079,6 +1079,7 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
         struct txn t;
         ssize_t idx;
         unsigned vt = 0;
+        bool lost = false;
         int r, reaped;
 
         r = txn_begin(ctx, &t);
@@ -1104,14 +1105,18 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
         xdev_fault_point("close-before-commit");
         r = settle(ctx, &t, false);
         r = r < 0 ? r : idx < 0 ? -ENOENT : 0;
+        /* the holder lost the shared devices (to nobody, or to another) */
+        lost = r == 0 && t.loaded_has_holder &&
+                (!t.state.has_holder || t.state.holder != t.loaded_holder);
         if (vt > 0)
                 vt_reset(ctx, &t, vt);
 out:
         txn_end(ctx, &t);
         /* The user's own processes were swept by uid; one that left her
          * uid, or was passed her file, is found by the pass after the lock
-         * (doc/DESIGN.md §3.5.10). */
-        if (r == 0) {
+         * (doc/DESIGN.md §3.5.10). Only when the devices changed hands: a
+         * logout that takes nothing shared away leaves nothing to find. */
+        if (lost) {
                 struct xdev_linger_counts c;
                 int q = xdev_sweep_others(ctx, NULL, &c);
                 if (q < 0)
