@@ -1329,6 +1329,58 @@ out:
         return r;
 }
 
+/* Whether the VT in front is still VT. */
+static bool vt_still_active(int vt) {
+        return xdev_vt_active() == vt;
+}
+
+int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *res, dev_t *ret,
+                       bool *ret_text) {
+        struct xdev_linger_target targets[XDEV_FOLLOW_EVDEV_MAX];
+        struct xdev_linger_report report = { 0 };
+        struct xdev_linger_opts opts = {
+                .report_only = true,
+                .report = &report,
+                .has_only = true,
+                .only_uid = res->holder,
+                .procs = ctx->procs,
+                .scan_budget = ctx->config.linger_scan_budget,
+        };
+        struct xdev_linger_counts c = { 0 };
+        size_t n = 0;
+        int r;
+
+        *ret_text = false;
+        if (!res->has_holder || res->active_vt < 1 || !vt_still_active(res->active_vt))
+                return -EAGAIN;
+        r = xdev_vt_is_graphics((unsigned) res->active_vt);
+        *ret_text = r == 0; /* nobody to announce to */
+        if (r <= 0)
+                return r;
+        for (size_t i = 0; i < res->n_evdev; i++) {
+                targets[i] = (struct xdev_linger_target) { .rdev = res->evdev[i],
+                                                           .class = XDEV_CLASS_INPUT };
+                /* the report names a node by its target's path */
+                (void) snprintf(targets[i].path, sizeof targets[i].path, "%zu", i);
+        }
+        r = xdev_linger_sweep(targets, res->n_evdev, &opts, &ctx->log, &c);
+        if (r < 0)
+                goto out;
+        for (size_t i = 0; i < res->n_evdev; i++) {
+                bool held = false;
+                for (size_t j = 0; j < report.n && !held; j++)
+                        held = !report.items[j].revoked &&
+                                strtoul(report.items[j].path, NULL, 10) == i;
+                if (!held)
+                        ret[n++] = res->evdev[i];
+        }
+        /* the look took time: a switch meanwhile makes it void */
+        r = vt_still_active(res->active_vt) ? (int) n : -EAGAIN;
+out:
+        xdev_linger_report_free(&report);
+        return r;
+}
+
 /* What a reset takes, logged as gc logs what it reaps: each session it
  * forgets (saying whether its leader still runs) and each node it takes
  * back. The sweep after it logs what it found still holding them. */
