@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -200,15 +202,36 @@ static int helper(const char *cmd, char **ret_out) {
         return h_run_helper(argv, env, ret_out);
 }
 
+/* Puts VT in MODE (KD_TEXT, KD_GRAPHICS), as a display server does. */
+static void vt_mode_set(int vt, int mode) {
+        char path[32];
+        snprintf(path, sizeof path, "/dev/tty%d", vt);
+        int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+        ck_assert_int_eq(ioctl(fd, KDSETMODE, mode), 0);
+        (void) close(fd);
+}
+
+/* The test VTs in graphics mode: display servers run there, so the daemon
+ * has someone to announce to (doc/DESIGN.md §3.10). */
+static void vts_graphics(void) {
+        for (int i = 0; i < H_N_VTS; i++)
+                vt_mode_set(h_vt + i, KD_GRAPHICS);
+}
+
 static void fresh(void) {
         h_fresh(NULL, NULL);
         h_set_active_vt(h_vt);
+        for (int i = 0; i < H_N_VTS; i++)
+                vt_mode_set(h_vt + i, KD_TEXT);
 }
 
 static void teardown(void) {
         if (daemon_pid > 0)
                 (void) daemon_stop(SIGKILL);
         h_set_active_vt(1);
+        for (int i = 0; i < H_N_VTS; i++)
+                vt_mode_set(h_vt + i, KD_TEXT);
 }
 
 START_TEST(test_shared_devices_follow_the_vt_in_front) {
@@ -361,6 +384,7 @@ static void wait_announced_to(uid_t uid, uid_t other, const char *why) {
  * (--test-announce-after sets it long here, so that the test's own pace
  * cannot pass it): a holder who leaves before then is never announced. */
 START_TEST(test_holder_who_leaves_at_once_is_not_announced) {
+        vts_graphics();
         daemon_start_with("--test-announce-after=3000");
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
@@ -400,6 +424,7 @@ END_TEST
  * again (a "change" uevent), so that an X server's udev backend adds them
  * anew once they are granted (doc/DESIGN.md §3.5.1). */
 START_TEST(test_new_holder_gets_its_event_nodes_announced) {
+        vts_graphics();
         daemon_start();
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
@@ -441,10 +466,184 @@ static char *read_daemon_log(void) {
         return buf;
 }
 
+/* No shared node announced since the last uevents_clear(). */
+static void assert_none_announced(const char *why) {
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                ck_assert_msg(uevent_is(h_shared_nodes[i], ""), "%s: %s was announced", why,
+                              h_shared_nodes[i]);
+}
+
+static int open_as_path(void *data) {
+        return open(data, O_PATH | O_CLOEXEC) < 0 ? 10 : 0;
+}
+
+/* A process of UID that holds NODE, as an X server holds its input
+ * devices. The build host has no input device, so an O_PATH fd of the
+ * mknod'd node stands for the evdev fd: what is held is told by the open
+ * file's device number, whatever its flags (doc/DESIGN.md §3.5.4); the
+ * qemu suite holds real ones. */
+static pid_t holder_of(const char *node, uid_t uid) {
+        pid_t pid = h_holder_spawn(open_as_path, (void *) node, uid, false);
+        ck_assert_msg(pid > 0, "cannot hold %s", node);
+        return pid;
+}
+
+static void holder_end(pid_t pid) {
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+
+/* An announcement makes every X server remove the node and add it anew,
+ * and one in the background fails to: a holder whose processes hold every
+ * event node (its X server reopened them at VT enter) gets none, at login
+ * nor back from a switch (doc/DESIGN.md §3.10). */
+START_TEST(test_holder_who_holds_every_event_node_is_not_announced) {
+        vts_graphics();
+        daemon_start_with("--test-announce-after=1500");
+        pid_t e0 = holder_of("/dev/input/event0", H_UID_ALICE);
+        pid_t e1 = holder_of("/dev/input/event1", H_UID_ALICE);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        sleep_ms(2000);
+        assert_none_announced("alice's processes hold every event node");
+
+        /* bob's server holds nothing: his nodes are announced; alice's
+         * holders were revoked */
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_announced_to(H_UID_BOB, H_UID_ALICE, "bob's VT in front, nothing of his open");
+        holder_end(e0);
+        holder_end(e1);
+
+        /* back to alice, whose server opens both again at VT enter */
+        uevents_clear();
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        e0 = holder_of("/dev/input/event0", H_UID_ALICE);
+        e1 = holder_of("/dev/input/event1", H_UID_ALICE);
+        sleep_ms(2000);
+        assert_none_announced("alice's processes opened every event node again");
+
+        holder_end(e0);
+        holder_end(e1);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
+/* A display server (its VT in graphics mode) that failed to open some
+ * event nodes (a stock Xorg whose open at VT enter came before the grant)
+ * gets exactly those announced, not the ones it holds. */
+START_TEST(test_holder_gets_only_the_event_nodes_it_lacks_announced) {
+        vts_graphics();
+        daemon_start();
+        pid_t e0 = holder_of("/dev/input/event0", H_UID_ALICE);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        for (int ms = 0; ms < WAIT_MS && !uevent_is_announcement("/dev/input/event1"); ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(uevent_is_announcement("/dev/input/event1"),
+                      "event1, which no process of alice holds, was not announced");
+        sleep_ms(300);
+        ck_assert_msg(uevent_is("/dev/input/event0", ""),
+                      "event0, which a process of alice holds, was announced");
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                if (strncmp(h_shared_nodes[i], "/dev/input/event", 16) != 0)
+                        ck_assert_msg(uevent_is(h_shared_nodes[i], ""),
+                                      "%s (not an event node) was announced", h_shared_nodes[i]);
+        holder_end(e0);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
+/* A VT in text mode has no display server to tell: nothing is announced
+ * for its holder, at login nor at a switch. */
+START_TEST(test_holder_on_a_text_mode_vt_is_not_announced) {
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        sleep_ms(1000);
+        assert_none_announced("alice's VT in text mode");
+
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        sleep_ms(1000);
+        assert_none_announced("bob's VT in text mode");
+
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
+/* How often the daemon's log says WHAT so far. */
+static unsigned daemon_log_count(const char *what) {
+        char *log = read_daemon_log();
+        unsigned n = 0;
+        for (const char *p = log; (p = strstr(p, what)); p++)
+                n++;
+        free(log);
+        return n;
+}
+
+/* The look comes a while after the grant: when the holder's VT left the
+ * front by then, its nodes are not announced (a server in the background
+ * would lose them); the step for the switch decides anew. Here the daemon
+ * is told of the switch only after its enumeration (which would notice
+ * it), so that the look is what finds it. */
+START_TEST(test_holder_switched_away_before_the_look_is_not_announced) {
+        static const char enumerated[] = "enumeration after the handover";
+        char line[96];
+        (void) unlink(H_ROOT "/xdevicesd.log");
+        vts_graphics();
+        daemon_start_with("--test-announce-after=3000");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice logged in on the VT in front");
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+
+        uevents_clear();
+        unsigned before = daemon_log_count(enumerated);
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        for (int ms = 0; ms < WAIT_MS && daemon_log_count(enumerated) == before; ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(daemon_log_count(enumerated) > before, "no enumeration after bob's grant");
+        h_set_active_vt(h_vt); /* no kick: the daemon learns of it at the look */
+        sleep_ms(3500);
+        assert_none_announced("bob's VT left the front before the look");
+        snprintf(line, sizeof line, "the VT in front is no longer tty%d: nothing announced",
+                 h_vt + 1);
+        ck_assert_msg(daemon_log_count(line) == 1, "the daemon did not say \"%s\"", line);
+
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice stayed in front");
+
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
 /* The test knob --test-grant-delay: the old holder is cut off, then the
  * grant waits, then the new holder is granted (the order in the log). */
 START_TEST(test_grant_delay_holds_the_new_grant_back) {
         (void) unlink(H_ROOT "/xdevicesd.log");
+        vts_graphics();
         daemon_start_with("--test-grant-delay=200");
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
@@ -1421,6 +1620,10 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_daemon_survives_the_loss_of_the_state_directory);
         tcase_add_test(tc, test_new_holder_gets_its_event_nodes_announced);
         tcase_add_test(tc, test_holder_who_leaves_at_once_is_not_announced);
+        tcase_add_test(tc, test_holder_who_holds_every_event_node_is_not_announced);
+        tcase_add_test(tc, test_holder_gets_only_the_event_nodes_it_lacks_announced);
+        tcase_add_test(tc, test_holder_on_a_text_mode_vt_is_not_announced);
+        tcase_add_test(tc, test_holder_switched_away_before_the_look_is_not_announced);
         tcase_add_test(tc, test_grant_delay_holds_the_new_grant_back);
         tcase_add_test(tc, test_grant_delay_refuses_bad_values);
         tcase_add_test(tc, test_missing_or_broken_conf_is_refused);

@@ -362,26 +362,57 @@ static bool procs_poll(struct xdev_proctab *procs, struct pollfd *pfd, bool idle
 
 /* At a VT switch a stock Xorg opens its input devices again the moment it
  * has its VT back, which may be before the grant: the open fails and the
- * device stays off for good (doc/DESIGN.md §3.5.1). A change event for each
- * event node the holder was granted makes an X server's udev backend remove
- * and add them anew; the server on the VT in front opens them now that they
- * are granted, the others cannot. Only root can write a uevent file, and
- * the helper that udev runs on it grants nobody but the holder. */
-static void announce_inputs(struct xdev_ctx *ctx, const struct xdev_follow_result *res) {
-        double t0 = xdev_now_ms();
+ * device stays off for good (doc/DESIGN.md §3.5.1). A change event for an
+ * event node makes an X server's udev backend remove and add it anew: the
+ * server on the VT in front opens it now that it is granted, but every
+ * server in the background loses it. So only the nodes that no process of
+ * the holder holds are announced, and only while its VT is in graphics
+ * mode (§3.10): a server that reopened them (the patched Xorg, a stock one
+ * that won the race, a libseat one) gets none. The look reads the
+ * holder's processes, outside the lock. Only root can write a uevent
+ * file, and the helper that udev runs on it grants nobody but the holder.
+ * Returns -EAGAIN when the VT in front changed: nothing was announced. */
+static int announce_inputs(struct xdev_ctx *ctx, const struct xdev_follow_result *res) {
+        dev_t unheld[XDEV_FOLLOW_EVDEV_MAX];
+        double t0 = xdev_now_ms(), t1;
         unsigned n = 0;
+        bool text;
+        int m;
 
-        for (size_t i = 0; i < res->n_evdev; i++) {
-                int r = xdev_device_announce(res->evdev[i]);
+        m = xdev_follow_unheld(ctx, res, unheld, &text);
+        t1 = xdev_now_ms();
+        if (m < 0) {
+                if (m != -EAGAIN)
+                        xdev_log(
+                                &ctx->log, LOG_WARNING,
+                                "cannot tell which input nodes uid %u holds: %s; announcing none, ignoring",
+                                (unsigned) res->holder, strerror(-m));
+                else
+                        xdev_debug(&ctx->log,
+                                   "the VT in front is no longer tty%d: nothing announced",
+                                   res->active_vt);
+                return m;
+        }
+        if (text) {
+                xdev_debug(&ctx->log, "tty%d is in text mode: nothing to announce (%.1f ms)",
+                           res->active_vt, t1 - t0);
+                return 0;
+        }
+        for (int i = 0; i < m; i++) {
+                int r = xdev_device_announce(unheld[i]);
                 if (r == 0)
                         n++;
                 else
                         xdev_log(&ctx->log, LOG_WARNING,
                                  "cannot announce input node %u:%u again: %s, ignoring",
-                                 major(res->evdev[i]), minor(res->evdev[i]), strerror(-r));
+                                 major(unheld[i]), minor(unheld[i]), strerror(-r));
         }
-        xdev_debug(&ctx->log, "announced %u input node(s) of uid %u again (%.1f ms)", n,
-                   (unsigned) res->holder, xdev_now_ms() - t0);
+        xdev_debug(
+                &ctx->log,
+                "uid %u holds %zu of its %zu input node(s) on tty%d; announced %u again (look %.1f ms, announce %.1f ms)",
+                (unsigned) res->holder, res->n_evdev - (size_t) m, res->n_evdev, res->active_vt, n,
+                t1 - t0, xdev_now_ms() - t1);
+        return 0;
 }
 
 /* What the daemon's loop keeps between its steps. */
@@ -612,11 +643,14 @@ static int wait_until(int wait, double at) {
         return wait < 0 || ms < wait ? ms : wait;
 }
 
-/* The holder stayed in front: its input nodes announced. */
+/* The holder stayed in front: the input nodes it does not hold
+ * announced. When its VT left the front meanwhile, the next step decides
+ * (the wake-up of that switch is on its way). */
 static void daemon_announce(struct daemon *d) {
-        announce_inputs(d->ctx, d->res);
+        int r = announce_inputs(d->ctx, d->res);
+
         d->announce = false;
-        d->announced = true;
+        d->announced = r != -EAGAIN;
         d->announced_uid = d->res->holder;
 }
 
