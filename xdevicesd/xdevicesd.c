@@ -47,10 +47,12 @@
 #define PROCS_HOLDOFF_MS 1000
 /* The bound of the test knob --test-grant-delay. */
 #define GRANT_DELAY_MAX_MS 5000
-/* A new holder's input nodes are announced once it has been in front this
- * long (ms): in a run of switches, udev's work for each announcement would
- * be for holders already gone, and would slow the next switch (DESIGN
- * §3.10). --test-announce-after sets it, at most ANNOUNCE_AFTER_MAX_MS. */
+/* A new holder's input nodes are looked at (and those its display server
+ * did not reopen announced) once it has been in front this long (ms): in a
+ * run of switches, udev's work for each announcement would be for holders
+ * already gone, and would slow the next switch; and the server in front
+ * has reopened its devices by then (DESIGN §3.10). --test-announce-after
+ * sets it, at most ANNOUNCE_AFTER_MAX_MS. */
 #define ANNOUNCE_AFTER_MS 300
 #define ANNOUNCE_AFTER_MAX_MS 10000
 
