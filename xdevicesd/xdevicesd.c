@@ -55,6 +55,16 @@
  * sets it, at most ANNOUNCE_AFTER_MAX_MS. */
 #define ANNOUNCE_AFTER_MS 300
 #define ANNOUNCE_AFTER_MAX_MS 10000
+/* A server still opening its devices takes more of them from one look to
+ * the next: the daemon looks again, ANNOUNCE_AFTER_MS later, until two
+ * looks agree, at most this many times; then it announces. */
+#define LOOKS_MAX 6
+/* This long after an announcement the daemon looks whether the server
+ * took the nodes; one it did not take it does not want (a PC speaker
+ * libinput ignores), and is not announced to that user again (ms). */
+#define VERIFY_AFTER_MS 3000
+/* Users whose declined nodes are kept, the oldest forgotten first. */
+#define DECLINED_UIDS_MAX 16
 
 enum {
         EXIT_OK = XDEV_EXIT_OK,
@@ -367,54 +377,166 @@ static bool procs_poll(struct xdev_proctab *procs, struct pollfd *pfd, bool idle
  * device stays off for good (doc/DESIGN.md §3.5.1). A change event for an
  * event node makes an X server's udev backend remove and add it anew: the
  * server on the VT in front opens it now that it is granted, but every
- * server in the background loses it. So only the nodes that no process of
- * the holder holds are announced, and only while its VT is in graphics
- * mode (§3.10): a server that reopened them (the patched Xorg, a stock one
- * that won the race, a libseat one) gets none. The look reads the
- * holder's processes, outside the lock. Only root can write a uevent
- * file, and the helper that udev runs on it grants nobody but the holder.
- * Returns -EAGAIN when the VT in front changed: nothing was announced. */
-static int announce_inputs(struct xdev_ctx *ctx, const struct xdev_follow_result *res) {
-        dev_t unheld[XDEV_FOLLOW_EVDEV_MAX];
-        double t0 = xdev_now_ms(), t1;
-        unsigned n = 0;
-        bool text;
-        int m;
+ * server in the background loses it. So only the nodes the holder's
+ * display server does not hold are announced, once it stopped taking more,
+ * and only while its VT is in graphics mode and in front (§3.10): a server
+ * that reopened them (the patched Xorg, a stock one that won the race, a
+ * compositor under xdevices-vt-run) gets none. The looks read the holder's
+ * processes, outside the lock. Only root can write a uevent file, and the
+ * helper that udev runs on it grants nobody but the holder. */
 
-        m = xdev_follow_unheld(ctx, res, unheld, &text);
-        t1 = xdev_now_ms();
-        if (m < 0) {
-                if (m != -EAGAIN)
-                        xdev_log(
-                                &ctx->log, LOG_WARNING,
-                                "cannot tell which input nodes uid %u holds: %s; announcing none, ignoring",
-                                (unsigned) res->holder, strerror(-m));
-                else
-                        xdev_debug(&ctx->log,
-                                   "the VT in front is no longer tty%d: nothing announced",
-                                   res->active_vt);
-                return m;
+/* The nodes a user's server did not take when they were announced. */
+struct declined {
+        uid_t uid;
+        size_t n;
+        dev_t nodes[XDEV_FOLLOW_EVDEV_MAX];
+};
+
+/* What the looks after a grant keep between them. */
+struct looks {
+        unsigned n;    /* looks so far for this holder */
+        size_t last;   /* nodes the last look found missing */
+        bool verify;   /* the next look checks what was announced */
+        size_t n_sent; /* announced */
+        dev_t sent[XDEV_FOLLOW_EVDEV_MAX];
+        struct declined *declined; /* DECLINED_UIDS_MAX of them */
+        size_t next_declined;      /* the one to reuse next */
+};
+
+static struct declined *declined_of(struct looks *l, uid_t uid, bool add) {
+        struct declined *d;
+
+        for (size_t i = 0; l->declined && i < DECLINED_UIDS_MAX; i++)
+                if (l->declined[i].n > 0 && l->declined[i].uid == uid)
+                        return &l->declined[i];
+        if (!add || !l->declined)
+                return NULL;
+        d = &l->declined[l->next_declined];
+        l->next_declined = (l->next_declined + 1) % DECLINED_UIDS_MAX;
+        *d = (struct declined) { .uid = uid };
+        return d;
+}
+
+static bool nodes_have(const dev_t *nodes, size_t n, dev_t node) {
+        for (size_t i = 0; i < n; i++)
+                if (nodes[i] == node)
+                        return true;
+        return false;
+}
+
+/* Drops from NODES (N of them) those UID declined; returns how many stay. */
+static size_t declined_drop(struct looks *l, uid_t uid, dev_t *nodes, size_t n) {
+        struct declined *d = declined_of(l, uid, false);
+        size_t m = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (!d || !nodes_have(d->nodes, d->n, nodes[i]))
+                        nodes[m++] = nodes[i];
+        return m;
+}
+
+/* The announced nodes still in UNHELD are declined by UID; returns how
+ * many. */
+static unsigned declined_learn(struct looks *l, uid_t uid, const dev_t *unheld, size_t n) {
+        struct declined *d = NULL;
+        unsigned added = 0;
+
+        for (size_t i = 0; i < l->n_sent; i++) {
+                if (!nodes_have(unheld, n, l->sent[i]))
+                        continue;
+                if (!d)
+                        d = declined_of(l, uid, true);
+                if (!d || d->n >= XDEV_FOLLOW_EVDEV_MAX)
+                        break;
+                if (!nodes_have(d->nodes, d->n, l->sent[i])) {
+                        d->nodes[d->n++] = l->sent[i];
+                        added++;
+                }
         }
-        if (text) {
-                xdev_debug(&ctx->log, "tty%d is in text mode: nothing to announce (%.1f ms)",
-                           res->active_vt, t1 - t0);
-                return 0;
-        }
-        for (int i = 0; i < m; i++) {
-                int r = xdev_device_announce(unheld[i]);
+        return added;
+}
+
+/* Writes the change events of the M nodes NODES; returns how many went. */
+static unsigned announce_nodes(struct xdev_ctx *ctx, const dev_t *nodes, size_t m) {
+        unsigned n = 0;
+
+        for (size_t i = 0; i < m; i++) {
+                int r = xdev_device_announce(nodes[i]);
                 if (r == 0)
                         n++;
                 else
                         xdev_log(&ctx->log, LOG_WARNING,
                                  "cannot announce input node %u:%u again: %s, ignoring",
-                                 major(unheld[i]), minor(unheld[i]), strerror(-r));
+                                 major(nodes[i]), minor(nodes[i]), strerror(-r));
         }
+        return n;
+}
+
+/* One look at RES's holder (see above). Returns the ms after which to
+ * look again, 0 when done, -EAGAIN when the VT in front changed: nothing
+ * was announced and the next step decides. */
+static int announce_look(struct xdev_ctx *ctx, const struct xdev_follow_result *res,
+                         struct looks *l) {
+        dev_t unheld[XDEV_FOLLOW_EVDEV_MAX];
+        double t0 = xdev_now_ms(), t1;
+        unsigned uid = (unsigned) res->holder, sent;
+        bool text;
+        size_t m;
+        int r;
+
+        r = xdev_follow_unheld(ctx, res, unheld, &text);
+        t1 = xdev_now_ms() - t0;
+        if (r == -EAGAIN) {
+                xdev_debug(&ctx->log, "the VT in front is no longer tty%d: nothing announced",
+                           res->active_vt);
+                return r;
+        }
+        if (r < 0) {
+                xdev_log(
+                        &ctx->log, LOG_WARNING,
+                        "cannot tell which input nodes uid %u's server holds: %s; announcing none, ignoring",
+                        uid, strerror(-r));
+                return 0;
+        }
+        if (text) {
+                xdev_debug(&ctx->log, "tty%d is in text mode: nothing to announce (%.1f ms)",
+                           res->active_vt, t1);
+                return 0;
+        }
+        if (l->verify) {
+                unsigned d = declined_learn(l, res->holder, unheld, (size_t) r);
+                xdev_debug(
+                        &ctx->log,
+                        "uid %u's server took %zu of the %zu input node(s) announced; the others are not announced to it again (look %.1f ms)",
+                        uid, l->n_sent - d, l->n_sent, t1);
+                return 0;
+        }
+        m = declined_drop(l, res->holder, unheld, (size_t) r);
+        if (m > 0 && l->n + 1 < LOOKS_MAX && (l->n == 0 || m < l->last)) {
+                xdev_debug(
+                        &ctx->log,
+                        "uid %u's server on tty%d lacks %zu of %zu input node(s); looking again (look %.1f ms)",
+                        uid, res->active_vt, m, res->n_evdev, t1);
+                l->n++;
+                l->last = m;
+                return (int) announce_after_ms;
+        }
+        if (m == 0) {
+                xdev_debug(
+                        &ctx->log,
+                        "uid %u's server on tty%d holds its input nodes: nothing announced (look %.1f ms)",
+                        uid, res->active_vt, t1);
+                return 0;
+        }
+        sent = announce_nodes(ctx, unheld, m);
         xdev_debug(
                 &ctx->log,
-                "uid %u holds %zu of its %zu input node(s) on tty%d; announced %u again (look %.1f ms, announce %.1f ms)",
-                (unsigned) res->holder, res->n_evdev - (size_t) m, res->n_evdev, res->active_vt, n,
-                t1 - t0, xdev_now_ms() - t1);
-        return 0;
+                "uid %u's server on tty%d lacks %zu of %zu input node(s); announced %u again (look %.1f ms, announce %.1f ms)",
+                uid, res->active_vt, m, res->n_evdev, sent, t1, xdev_now_ms() - t0 - t1);
+        memcpy(l->sent, unheld, m * sizeof *unheld);
+        l->n_sent = m;
+        l->verify = true;
+        return VERIFY_AFTER_MS;
 }
 
 /* What the daemon's loop keeps between its steps. */
@@ -436,8 +558,9 @@ struct daemon {
         double procs_after; /* no reading of the events before (ms) */
         bool announced;     /* the input nodes of ANNOUNCED_UID were announced */
         uid_t announced_uid;
-        bool announce;      /* RES's holder is to be announced at ANNOUNCE_AT */
+        bool announce;      /* RES's holder is to be looked at at ANNOUNCE_AT */
         double announce_at; /* ms */
+        struct looks looks;
 };
 
 /* Who the daemon is, and the daemon lock. Returns -1 when it may go on,
@@ -447,9 +570,11 @@ static int daemon_start(struct daemon *d) {
         struct xdev_proc_stat pst;
 
         d->res = calloc(1, sizeof *d->res);
-        if (!d->res || xdev_proc_stat(d->self.pid, &pst) < 0) {
+        d->looks.declined = calloc(DECLINED_UIDS_MAX, sizeof *d->looks.declined);
+        if (!d->res || !d->looks.declined || xdev_proc_stat(d->self.pid, &pst) < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot start: %s",
-                         d->res ? "cannot read /proc/self/stat" : "out of memory");
+                         d->res && d->looks.declined ? "cannot read /proc/self/stat"
+                                                     : "out of memory");
                 return EXIT_FAILED;
         }
         d->self.start = pst.start;
@@ -549,8 +674,11 @@ static void daemon_stepped(struct daemon *d, double step) {
         if (!res->has_holder) {
                 d->announce = d->announced = false;
         } else if (res->handed_over || !d->announced || d->announced_uid != res->holder) {
-                if (res->handed_over || !d->announce)
+                if (res->handed_over || !d->announce) {
                         d->announce_at = xdev_now_ms() + announce_after_ms;
+                        d->looks.n = 0;
+                        d->looks.verify = false;
+                }
                 d->announce = true;
                 d->announced = false;
         }
@@ -645,14 +773,18 @@ static int wait_until(int wait, double at) {
         return wait < 0 || ms < wait ? ms : wait;
 }
 
-/* The holder stayed in front: the input nodes it does not hold
- * announced. When its VT left the front meanwhile, the next step decides
- * (the wake-up of that switch is on its way). */
+/* The holder stayed in front: a look at its server's nodes, another
+ * later, or done. When its VT left the front meanwhile, the next step
+ * decides (the wake-up of that switch is on its way). */
 static void daemon_announce(struct daemon *d) {
-        int r = announce_inputs(d->ctx, d->res);
+        int r = announce_look(d->ctx, d->res, &d->looks);
 
+        if (r > 0) {
+                d->announce_at = xdev_now_ms() + r;
+                return;
+        }
         d->announce = false;
-        d->announced = r != -EAGAIN;
+        d->announced = r == 0;
         d->announced_uid = d->res->holder;
 }
 
@@ -697,6 +829,7 @@ static void daemon_close(struct daemon *d) {
                 if (fds[i] >= 0)
                         (void) close(fds[i]);
         free(d->res);
+        free(d->looks.declined);
 }
 
 static int run(struct xdev_ctx *ctx, const struct xdev_cli *cli, struct xdev_step_watch *watch) {
