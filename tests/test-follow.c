@@ -608,46 +608,6 @@ START_TEST(test_holder_gets_only_the_event_nodes_it_lacks_announced) {
 }
 END_TEST
 
-/* A node libinput ignores (a PC speaker) is never opened by the server:
- * announced at every return, it would make every server in the background
- * log a failed open. One the server did not take after its announcement
- * is not announced to that user again; another user's is. */
-START_TEST(test_node_the_server_did_not_take_is_not_announced_again) {
-        (void) unlink(H_ROOT "/xdevicesd.log");
-        vts_graphics();
-        daemon_start();
-        pid_t sa = server_start(H_UID_ALICE, h_vt, NULL);
-        pid_t sb = server_start(H_UID_BOB, h_vt + 1, NULL);
-        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
-        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice logged in on the VT in front");
-        static const char took[] = "server took 0 of the 2 input node(s) announced";
-        for (int ms = 0; ms < WAIT_MS && daemon_log_count(took) == 0; ms += 20)
-                sleep_ms(20);
-        ck_assert_msg(daemon_log_count(took) == 1, "the daemon did not say \"%s\"", took);
-        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
-        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
-
-        uevents_clear();
-        h_set_active_vt(h_vt + 1);
-        daemon_kick();
-        wait_announced_to(H_UID_BOB, H_UID_ALICE, "bob's VT in front: his were never announced");
-
-        uevents_clear();
-        h_set_active_vt(h_vt);
-        daemon_kick();
-        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
-        sleep_ms(1500);
-        assert_none_announced("alice's server did not take them when they were announced");
-
-        server_end(sa);
-        server_end(sb);
-        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
-        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
-        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
-}
-END_TEST
-
 /* A VT in text mode has no display server to tell: nothing is announced
  * for its holder, at login nor at a switch. */
 START_TEST(test_holder_on_a_text_mode_vt_is_not_announced) {
@@ -1710,7 +1670,6 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_holder_who_holds_every_event_node_is_not_announced);
         tcase_add_test(tc, test_holder_gets_only_the_event_nodes_it_lacks_announced);
         tcase_add_test(tc, test_holder_on_a_text_mode_vt_is_not_announced);
-        tcase_add_test(tc, test_node_the_server_did_not_take_is_not_announced_again);
         tcase_add_test(tc, test_holder_switched_away_before_the_look_is_not_announced);
         tcase_add_test(tc, test_grant_delay_holds_the_new_grant_back);
         tcase_add_test(tc, test_grant_delay_refuses_bad_values);

@@ -59,12 +59,6 @@
  * the next: the daemon looks again, ANNOUNCE_AFTER_MS later, until two
  * looks agree, at most this many times; then it announces. */
 #define LOOKS_MAX 6
-/* This long after an announcement the daemon looks whether the server
- * took the nodes; one it did not take it does not want (a PC speaker
- * libinput ignores), and is not announced to that user again (ms). */
-#define VERIFY_AFTER_MS 3000
-/* Users whose declined nodes are kept, the oldest forgotten first. */
-#define DECLINED_UIDS_MAX 16
 
 enum {
         EXIT_OK = XDEV_EXIT_OK,
@@ -385,76 +379,11 @@ static bool procs_poll(struct xdev_proctab *procs, struct pollfd *pfd, bool idle
  * processes, outside the lock. Only root can write a uevent file, and the
  * helper that udev runs on it grants nobody but the holder. */
 
-/* The nodes a user's server did not take when they were announced. */
-struct declined {
-        uid_t uid;
-        size_t n;
-        dev_t nodes[XDEV_FOLLOW_EVDEV_MAX];
-};
-
 /* What the looks after a grant keep between them. */
 struct looks {
-        unsigned n;    /* looks so far for this holder */
-        size_t last;   /* nodes the last look found missing */
-        bool verify;   /* the next look checks what was announced */
-        size_t n_sent; /* announced */
-        dev_t sent[XDEV_FOLLOW_EVDEV_MAX];
-        struct declined *declined; /* DECLINED_UIDS_MAX of them */
-        size_t next_declined;      /* the one to reuse next */
+        unsigned n;  /* looks so far for this holder */
+        size_t last; /* nodes the last look found missing */
 };
-
-static struct declined *declined_of(struct looks *l, uid_t uid, bool add) {
-        struct declined *d;
-
-        for (size_t i = 0; l->declined && i < DECLINED_UIDS_MAX; i++)
-                if (l->declined[i].n > 0 && l->declined[i].uid == uid)
-                        return &l->declined[i];
-        if (!add || !l->declined)
-                return NULL;
-        d = &l->declined[l->next_declined];
-        l->next_declined = (l->next_declined + 1) % DECLINED_UIDS_MAX;
-        *d = (struct declined) { .uid = uid };
-        return d;
-}
-
-static bool nodes_have(const dev_t *nodes, size_t n, dev_t node) {
-        for (size_t i = 0; i < n; i++)
-                if (nodes[i] == node)
-                        return true;
-        return false;
-}
-
-/* Drops from NODES (N of them) those UID declined; returns how many stay. */
-static size_t declined_drop(struct looks *l, uid_t uid, dev_t *nodes, size_t n) {
-        struct declined *d = declined_of(l, uid, false);
-        size_t m = 0;
-
-        for (size_t i = 0; i < n; i++)
-                if (!d || !nodes_have(d->nodes, d->n, nodes[i]))
-                        nodes[m++] = nodes[i];
-        return m;
-}
-
-/* The announced nodes still in UNHELD are declined by UID; returns how
- * many. */
-static unsigned declined_learn(struct looks *l, uid_t uid, const dev_t *unheld, size_t n) {
-        struct declined *d = NULL;
-        unsigned added = 0;
-
-        for (size_t i = 0; i < l->n_sent; i++) {
-                if (!nodes_have(unheld, n, l->sent[i]))
-                        continue;
-                if (!d)
-                        d = declined_of(l, uid, true);
-                if (!d || d->n >= XDEV_FOLLOW_EVDEV_MAX)
-                        break;
-                if (!nodes_have(d->nodes, d->n, l->sent[i])) {
-                        d->nodes[d->n++] = l->sent[i];
-                        added++;
-                }
-        }
-        return added;
-}
 
 /* Writes the change events of the M nodes NODES; returns how many went. */
 static unsigned announce_nodes(struct xdev_ctx *ctx, const dev_t *nodes, size_t m) {
@@ -503,15 +432,7 @@ static int announce_look(struct xdev_ctx *ctx, const struct xdev_follow_result *
                            res->active_vt, t1);
                 return 0;
         }
-        if (l->verify) {
-                unsigned d = declined_learn(l, res->holder, unheld, (size_t) r);
-                xdev_debug(
-                        &ctx->log,
-                        "uid %u's server took %zu of the %zu input node(s) announced; the others are not announced to it again (look %.1f ms)",
-                        uid, l->n_sent - d, l->n_sent, t1);
-                return 0;
-        }
-        m = declined_drop(l, res->holder, unheld, (size_t) r);
+        m = (size_t) r;
         if (m > 0 && l->n + 1 < LOOKS_MAX && (l->n == 0 || m < l->last)) {
                 xdev_debug(
                         &ctx->log,
@@ -533,10 +454,7 @@ static int announce_look(struct xdev_ctx *ctx, const struct xdev_follow_result *
                 &ctx->log,
                 "uid %u's server on tty%d lacks %zu of %zu input node(s); announced %u again (look %.1f ms, announce %.1f ms)",
                 uid, res->active_vt, m, res->n_evdev, sent, t1, xdev_now_ms() - t0 - t1);
-        memcpy(l->sent, unheld, m * sizeof *unheld);
-        l->n_sent = m;
-        l->verify = true;
-        return VERIFY_AFTER_MS;
+        return 0;
 }
 
 /* What the daemon's loop keeps between its steps. */
@@ -570,11 +488,9 @@ static int daemon_start(struct daemon *d) {
         struct xdev_proc_stat pst;
 
         d->res = calloc(1, sizeof *d->res);
-        d->looks.declined = calloc(DECLINED_UIDS_MAX, sizeof *d->looks.declined);
-        if (!d->res || !d->looks.declined || xdev_proc_stat(d->self.pid, &pst) < 0) {
+        if (!d->res || xdev_proc_stat(d->self.pid, &pst) < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot start: %s",
-                         d->res && d->looks.declined ? "cannot read /proc/self/stat"
-                                                     : "out of memory");
+                         d->res ? "cannot read /proc/self/stat" : "out of memory");
                 return EXIT_FAILED;
         }
         d->self.start = pst.start;
@@ -677,7 +593,6 @@ static void daemon_stepped(struct daemon *d, double step) {
                 if (res->handed_over || !d->announce) {
                         d->announce_at = xdev_now_ms() + announce_after_ms;
                         d->looks.n = 0;
-                        d->looks.verify = false;
                 }
                 d->announce = true;
                 d->announced = false;
@@ -829,7 +744,6 @@ static void daemon_close(struct daemon *d) {
                 if (fds[i] >= 0)
                         (void) close(fds[i]);
         free(d->res);
-        free(d->looks.declined);
 }
 
 static int run(struct xdev_ctx *ctx, const struct xdev_cli *cli, struct xdev_step_watch *watch) {
