@@ -1362,6 +1362,79 @@ out:
         return r;
 }
 
+/* Whether the VT in front is still VT. */
+static bool vt_still_active(int vt) {
+        return xdev_vt_active() == vt;
+}
+
+/* Whether REPORT shows PID holding target T (an fd not revoked). */
+static bool report_holds(const struct xdev_linger_report *report, pid_t pid, size_t t) {
+        for (size_t j = 0; j < report->n; j++)
+                if (report->items[j].pid == pid && !report->items[j].revoked &&
+                    strtoul(report->items[j].path, NULL, 10) == t)
+                        return true;
+        return false;
+}
+
+int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *res, dev_t *ret,
+                       bool *ret_text) {
+        /* the event nodes, then the VT in front */
+        struct xdev_linger_target targets[XDEV_FOLLOW_EVDEV_MAX + 1];
+        struct xdev_linger_report report = { 0 };
+        struct xdev_linger_opts opts = {
+                .report_only = true,
+                .report = &report,
+                .has_only = true,
+                .only_uid = res->holder,
+                .procs = ctx->procs,
+                .scan_budget = ctx->config.linger_scan_budget,
+        };
+        struct xdev_linger_counts c = { 0 };
+        size_t n = 0, vt = res->n_evdev;
+        bool server = false;
+        int r;
+
+        *ret_text = false;
+        if (!res->has_holder || res->active_vt < 1 || !vt_still_active(res->active_vt))
+                return -EAGAIN;
+        r = xdev_vt_is_graphics((unsigned) res->active_vt);
+        *ret_text = r == 0; /* nobody to announce to */
+        if (r <= 0 || res->n_evdev == 0)
+                return r;
+        for (size_t i = 0; i <= vt; i++) {
+                targets[i] = i < vt ? (struct xdev_linger_target) { .rdev = res->evdev[i],
+                                                                    .class = XDEV_CLASS_INPUT }
+                                    : (struct xdev_linger_target) {
+                                              .rdev = xdev_vt_devnum((unsigned) res->active_vt),
+                                              .class = XDEV_CLASS_VT
+                                      };
+                /* the report names a node by its target's path */
+                (void) snprintf(targets[i].path, sizeof targets[i].path, "%zu", i);
+        }
+        r = xdev_linger_sweep(targets, vt + 1, &opts, &ctx->log, &c);
+        if (r < 0)
+                goto out;
+        /* The display server is a process of the holder that holds the VT
+         * (Xorg, xdevices-vt-run); a node another process holds (a reader
+         * of the keyboard) is not its. Without one, no server of the
+         * holder could have failed to open a node (a root one opens all). */
+        for (size_t j = 0; j < report.n; j++)
+                server = server || strtoul(report.items[j].path, NULL, 10) == vt;
+        for (size_t i = 0; i < vt && server; i++) {
+                bool held = false;
+                for (size_t j = 0; j < report.n && !held; j++)
+                        held = strtoul(report.items[j].path, NULL, 10) == vt &&
+                                report_holds(&report, report.items[j].pid, i);
+                if (!held)
+                        ret[n++] = res->evdev[i];
+        }
+        /* the look took time: a switch meanwhile makes it void */
+        r = vt_still_active(res->active_vt) ? (int) n : -EAGAIN;
+out:
+        xdev_linger_report_free(&report);
+        return r;
+}
+
 /* What a reset takes, logged as gc logs what it reaps: each session it
  * forgets (saying whether its leader still runs) and each node it takes
  * back. The sweep after it logs what it found still holding them. */

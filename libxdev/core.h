@@ -157,6 +157,21 @@ void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits);
  * follows, or -errno. */
 int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *self);
 
+/* After a grant to RES's holder, once it stayed in front (xdevicesd): which
+ * of RES's event nodes its display server did not open again, for the
+ * daemon to announce (doc/DESIGN.md §3.10), into RET (room for
+ * RES->n_evdev). The display server is a process of the holder that holds
+ * the VT in front open; none when there is no such process, and none when
+ * the VT is in text mode (*RET_TEXT set). A node is open to the server
+ * when one of those processes holds it (an fd already revoked is not).
+ * Read with a report-only sweep of the holder's processes (CTX->procs, else
+ * every process), bounded as a sweep; takes no lock and changes nothing.
+ * Returns their number, or -EAGAIN when the VT in front is no longer
+ * RES->active_vt (before or after the look: the holder may have changed;
+ * the next step decides), or -errno. */
+int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *res, dev_t *ret,
+                       bool *ret_text);
+
 /* Restores every node in the ledger and empties the state. With FORCE, an
  * unreadable state file is removed instead of refused, and the nodes whose
  * marks say they are granted are put back. The processes of the users who

@@ -107,6 +107,16 @@ int xdev_vt_open(unsigned vt, int flags) {
         return r == -ELOOP || r == -ENOTDIR ? -ENOTTY : r;
 }
 
+int xdev_vt_is_graphics(unsigned vt) {
+        int fd = xdev_vt_open(vt, O_NONBLOCK), mode, r;
+
+        if (fd < 0)
+                return fd;
+        r = ioctl(fd, KDGETMODE, &mode) < 0 ? -errno : mode == KD_GRAPHICS;
+        (void) close(fd);
+        return r;
+}
+
 int xdev_vt_default_kbmode(void) {
         char c = '1';
         int fd = open("/sys/module/vt/parameters/default_utf8", O_RDONLY | O_CLOEXEC);

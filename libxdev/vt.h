@@ -34,6 +34,10 @@ int xdev_vt_parse(const char *name, unsigned *ret_vt);
  * is not VT N's node (a link, another device), or -errno. */
 int xdev_vt_open(unsigned vt, int flags);
 
+/* Whether VT N is in graphics mode (KDGETMODE), which a display server
+ * puts it in while it owns it. 1 graphics, 0 text, or -errno. */
+int xdev_vt_is_graphics(unsigned vt);
+
 /* The keyboard mode a VT starts in: Unicode when the kernel's default is
  * UTF-8 (vt.default_utf8, the default), else translated (K_XLATE). */
 int xdev_vt_default_kbmode(void);

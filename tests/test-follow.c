@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -201,15 +203,36 @@ static int helper(const char *cmd, char **ret_out) {
         return h_run_helper(argv, env, ret_out);
 }
 
+/* Puts VT in MODE (KD_TEXT, KD_GRAPHICS), as a display server does. */
+static void vt_mode_set(int vt, int mode) {
+        char path[32];
+        snprintf(path, sizeof path, "/dev/tty%d", vt);
+        int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+        ck_assert_int_eq(ioctl(fd, KDSETMODE, mode), 0);
+        (void) close(fd);
+}
+
+/* The test VTs in graphics mode: display servers run there, so the daemon
+ * has someone to announce to (doc/DESIGN.md §3.10). */
+static void vts_graphics(void) {
+        for (int i = 0; i < H_N_VTS; i++)
+                vt_mode_set(h_vt + i, KD_GRAPHICS);
+}
+
 static void fresh(void) {
         h_fresh(NULL, NULL);
         h_set_active_vt(h_vt);
+        for (int i = 0; i < H_N_VTS; i++)
+                vt_mode_set(h_vt + i, KD_TEXT);
 }
 
 static void teardown(void) {
         if (daemon_pid > 0)
                 (void) daemon_stop(SIGKILL);
         h_set_active_vt(1);
+        for (int i = 0; i < H_N_VTS; i++)
+                vt_mode_set(h_vt + i, KD_TEXT);
 }
 
 START_TEST(test_shared_devices_follow_the_vt_in_front) {
@@ -356,16 +379,84 @@ static void wait_announced_to(uid_t uid, uid_t other, const char *why) {
                                       h_shared_nodes[i]);
 }
 
+static char *read_daemon_log(void) {
+        char *buf = calloc(1, 1 << 20);
+        int fd = open(H_ROOT "/xdevicesd.log", O_RDONLY | O_CLOEXEC);
+        ck_assert(buf && fd >= 0);
+        ck_assert_int_ge(read(fd, buf, (1 << 20) - 1), 0);
+        (void) close(fd);
+        return buf;
+}
+
+/* How often the daemon's log says WHAT so far. */
+static unsigned daemon_log_count(const char *what) {
+        char *log = read_daemon_log();
+        unsigned n = 0;
+        for (const char *p = log; (p = strstr(p, what)); p++)
+                n++;
+        free(log);
+        return n;
+}
+
+/* No shared node announced since the last uevents_clear(). */
+static void assert_none_announced(const char *why) {
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                ck_assert_msg(uevent_is(h_shared_nodes[i], ""), "%s: %s was announced", why,
+                              h_shared_nodes[i]);
+}
+
+struct serves {
+        int vt;                   /* 0: holds no VT */
+        const char *const *nodes; /* NULL-terminated */
+};
+
+static int open_served(void *data) {
+        const struct serves *s = data;
+        char path[32];
+        snprintf(path, sizeof path, "/dev/tty%d", s->vt);
+        if (s->vt > 0 && open(path, O_RDWR | O_NOCTTY | O_CLOEXEC) < 0)
+                return 10;
+        for (size_t i = 0; s->nodes && s->nodes[i]; i++)
+                if (open(s->nodes[i], O_PATH | O_CLOEXEC) < 0)
+                        return 10;
+        return 0;
+}
+
+/* A display server of UID: a process that holds VT open (0: none, then it
+ * is only a reader of the nodes) and NODES (NULL-terminated, or NULL). The
+ * build host has no input device, so an O_PATH fd of the mknod'd node
+ * stands for the evdev fd: what is held is told by the open file's device
+ * number, whatever its flags (doc/DESIGN.md §3.5.4); the qemu suite holds
+ * real ones. A switch away kills a process holding an event node (its
+ * O_PATH fd cannot be revoked); one that holds only its VT stays. */
+static pid_t server_start(uid_t uid, int vt, const char *const *nodes) {
+        struct serves s = { vt, nodes };
+        pid_t pid = h_holder_spawn(open_served, &s, uid, false);
+        ck_assert_msg(pid > 0, "cannot start a server of uid %u", (unsigned) uid);
+        return pid;
+}
+
+static const char *const both_events[] = { "/dev/input/event0", "/dev/input/event1", NULL };
+
+static void server_end(pid_t pid) {
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+
 /* Announcing makes udev run every rule of each node; in a run of switches
  * that work is for holders already gone and slows the next switch. The
- * daemon announces once the holder has stayed in front for a while
+ * daemon looks once the holder has stayed in front for a while
  * (--test-announce-after sets it long here, so that the test's own pace
  * cannot pass it): a holder who leaves before then is never announced. */
 START_TEST(test_holder_who_leaves_at_once_is_not_announced) {
+        vts_graphics();
         daemon_start_with("--test-announce-after=3000");
+        pid_t sa = server_start(H_UID_ALICE, h_vt, NULL);
+        pid_t sb = server_start(H_UID_BOB, h_vt + 1, NULL);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice logged in on the VT in front");
+        pid_t ta = server_start(H_UID_ALICE, h_vt, both_events); /* took them */
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
 
@@ -389,6 +480,9 @@ START_TEST(test_holder_who_leaves_at_once_is_not_announced) {
         wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
         wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice stayed in front");
 
+        server_end(ta);
+        server_end(sa);
+        server_end(sb);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
@@ -396,15 +490,20 @@ START_TEST(test_holder_who_leaves_at_once_is_not_announced) {
 END_TEST
 
 /* A stock Xorg opens its input nodes again at VT enter, maybe before the
- * grant, and keeps a device whose open failed off for good: after each
- * grant to a new holder the daemon announces the holder's event nodes
- * again (a "change" uevent), so that an X server's udev backend adds them
- * anew once they are granted (doc/DESIGN.md §3.5.1). */
+ * grant, and keeps a device whose open failed off for good: once the new
+ * holder stayed in front, the daemon announces the event nodes its
+ * display server (a process of the holder that holds the VT) did not
+ * open again (a "change" uevent), so that an X server's udev backend adds
+ * them anew (doc/DESIGN.md §3.10). */
 START_TEST(test_new_holder_gets_its_event_nodes_announced) {
+        vts_graphics();
         daemon_start();
+        pid_t sa = server_start(H_UID_ALICE, h_vt, NULL);
+        pid_t sb = server_start(H_UID_BOB, h_vt + 1, NULL);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice logged in on the VT in front");
+        pid_t ta = server_start(H_UID_ALICE, h_vt, both_events);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
 
@@ -412,41 +511,187 @@ START_TEST(test_new_holder_gets_its_event_nodes_announced) {
         h_set_active_vt(h_vt + 1);
         daemon_kick();
         wait_announced_to(H_UID_BOB, H_UID_ALICE, "bob's VT in front");
+        pid_t tb = server_start(H_UID_BOB, h_vt + 1, both_events);
 
         /* nobody in front: nothing to announce */
         uevents_clear();
         h_set_active_vt(h_vt + 2);
         daemon_kick();
         wait_shared(H_UID_BOB, "", "a VT without a session in front");
-        sleep_ms(300);
-        for (size_t i = 0; i < h_n_shared_nodes; i++)
-                ck_assert_msg(uevent_is(h_shared_nodes[i], ""),
-                              "%s was announced while nobody holds", h_shared_nodes[i]);
+        sleep_ms(1000);
+        assert_none_announced("nobody holds");
 
         h_set_active_vt(h_vt);
         daemon_kick();
         wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice's VT in front again");
 
+        server_end(ta);
+        server_end(tb);
+        server_end(sa);
+        server_end(sb);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
 }
 END_TEST
 
-static char *read_daemon_log(void) {
-        char *buf = calloc(1, 1 << 20);
-        int fd = open(H_ROOT "/xdevicesd.log", O_RDONLY | O_CLOEXEC);
-        ck_assert(buf && fd >= 0);
-        ck_assert_int_ge(read(fd, buf, (1 << 20) - 1), 0);
-        (void) close(fd);
-        return buf;
+/* An announcement makes every X server remove the node and add it anew,
+ * and one in the background fails to: a holder whose display server holds
+ * every event node (it reopened them at VT enter) gets none, at login nor
+ * back from a switch (doc/DESIGN.md §3.10). */
+START_TEST(test_holder_who_holds_every_event_node_is_not_announced) {
+        vts_graphics();
+        daemon_start_with("--test-announce-after=1000");
+        pid_t sa = server_start(H_UID_ALICE, h_vt, both_events);
+        pid_t sb = server_start(H_UID_BOB, h_vt + 1, NULL);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        sleep_ms(2500);
+        assert_none_announced("alice's server holds every event node");
+
+        /* bob's server holds nothing: his nodes are announced; alice's
+         * server is cut off (killed: its O_PATH fds cannot be revoked) */
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_announced_to(H_UID_BOB, H_UID_ALICE, "bob's VT in front, nothing of his open");
+        server_end(sa);
+
+        /* back to alice, whose server opens both again at VT enter */
+        uevents_clear();
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        sa = server_start(H_UID_ALICE, h_vt, both_events);
+        sleep_ms(2500);
+        assert_none_announced("alice's server opened every event node again");
+
+        server_end(sa);
+        server_end(sb);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
 }
+END_TEST
+
+/* A display server (a process of the holder that holds its VT) that
+ * failed to open some event nodes (a stock Xorg whose open at VT enter
+ * came before the grant) gets exactly those announced, not the ones it
+ * holds; a node another process of the holder holds (a reader of the
+ * keyboard, not the server) is announced too. */
+START_TEST(test_holder_gets_only_the_event_nodes_it_lacks_announced) {
+        static const char *const e0[] = { "/dev/input/event0", NULL };
+        static const char *const e1[] = { "/dev/input/event1", NULL };
+        vts_graphics();
+        daemon_start();
+        pid_t sa = server_start(H_UID_ALICE, h_vt, e0);
+        pid_t reader = server_start(H_UID_ALICE, 0, e1);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        for (int ms = 0; ms < WAIT_MS && !uevent_is_announcement("/dev/input/event1"); ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(uevent_is_announcement("/dev/input/event1"),
+                      "event1, which alice's server does not hold, was not announced");
+        sleep_ms(300);
+        ck_assert_msg(uevent_is("/dev/input/event0", ""),
+                      "event0, which alice's server holds, was announced");
+        for (size_t i = 0; i < h_n_shared_nodes; i++)
+                if (strncmp(h_shared_nodes[i], "/dev/input/event", 16) != 0)
+                        ck_assert_msg(uevent_is(h_shared_nodes[i], ""),
+                                      "%s (not an event node) was announced", h_shared_nodes[i]);
+        server_end(reader);
+        server_end(sa);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
+/* A VT in text mode has no display server to tell: nothing is announced
+ * for its holder, at login nor at a switch. */
+START_TEST(test_holder_on_a_text_mode_vt_is_not_announced) {
+        daemon_start();
+        pid_t sa = server_start(H_UID_ALICE, h_vt, NULL);
+        pid_t sb = server_start(H_UID_BOB, h_vt + 1, NULL);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_shared(H_UID_ALICE, "rw", "alice logged in on the VT in front");
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        sleep_ms(1500);
+        assert_none_announced("alice's VT in text mode");
+
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        sleep_ms(1500);
+        assert_none_announced("bob's VT in text mode");
+
+        server_end(sa);
+        server_end(sb);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
+/* The look comes a while after the grant: when the holder's VT left the
+ * front by then, its nodes are not announced (a server in the background
+ * would lose them); the step for the switch decides anew. Here the daemon
+ * is told of the switch only after its enumeration (which would notice
+ * it), so that the look is what finds it. */
+START_TEST(test_holder_switched_away_before_the_look_is_not_announced) {
+        static const char enumerated[] = "enumeration after the handover";
+        char line[96];
+        (void) unlink(H_ROOT "/xdevicesd.log");
+        vts_graphics();
+        daemon_start_with("--test-announce-after=2000");
+        pid_t sa = server_start(H_UID_ALICE, h_vt, NULL);
+        pid_t sb = server_start(H_UID_BOB, h_vt + 1, NULL);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice logged in on the VT in front");
+        pid_t ta = server_start(H_UID_ALICE, h_vt, both_events);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+
+        uevents_clear();
+        unsigned before = daemon_log_count(enumerated);
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        for (int ms = 0; ms < WAIT_MS && daemon_log_count(enumerated) == before; ms += 20)
+                sleep_ms(20);
+        ck_assert_msg(daemon_log_count(enumerated) > before, "no enumeration after bob's grant");
+        h_set_active_vt(h_vt); /* no kick: the daemon learns of it at the look */
+        sleep_ms(2500);
+        assert_none_announced("bob's VT left the front before the look");
+        snprintf(line, sizeof line, "the VT in front is no longer tty%d: nothing announced",
+                 h_vt + 1);
+        ck_assert_msg(daemon_log_count(line) == 1, "the daemon did not say \"%s\"", line);
+
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice stayed in front");
+
+        server_end(ta);
+        server_end(sa);
+        server_end(sb);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
 
 /* The test knob --test-grant-delay: the old holder is cut off, then the
  * grant waits, then the new holder is granted (the order in the log). */
 START_TEST(test_grant_delay_holds_the_new_grant_back) {
         (void) unlink(H_ROOT "/xdevicesd.log");
+        vts_graphics();
         daemon_start_with("--test-grant-delay=200");
+        pid_t sa = server_start(H_UID_ALICE, h_vt, NULL);
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
@@ -471,6 +716,7 @@ START_TEST(test_grant_delay_holds_the_new_grant_back) {
         const char *granted = strstr(held, "\"/dev/input/event0\": granted");
         ck_assert_msg(granted, "bob was not granted after the wait:\n%s", pass);
         free(log);
+        server_end(sa);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
 }
@@ -1546,6 +1792,10 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_daemon_survives_the_loss_of_the_state_directory);
         tcase_add_test(tc, test_new_holder_gets_its_event_nodes_announced);
         tcase_add_test(tc, test_holder_who_leaves_at_once_is_not_announced);
+        tcase_add_test(tc, test_holder_who_holds_every_event_node_is_not_announced);
+        tcase_add_test(tc, test_holder_gets_only_the_event_nodes_it_lacks_announced);
+        tcase_add_test(tc, test_holder_on_a_text_mode_vt_is_not_announced);
+        tcase_add_test(tc, test_holder_switched_away_before_the_look_is_not_announced);
         tcase_add_test(tc, test_grant_delay_holds_the_new_grant_back);
         tcase_add_test(tc, test_grant_delay_refuses_bad_values);
         tcase_add_test(tc, test_missing_or_broken_conf_is_refused);

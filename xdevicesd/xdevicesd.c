@@ -47,12 +47,18 @@
 #define PROCS_HOLDOFF_MS 1000
 /* The bound of the test knob --test-grant-delay. */
 #define GRANT_DELAY_MAX_MS 5000
-/* A new holder's input nodes are announced once it has been in front this
- * long (ms): in a run of switches, udev's work for each announcement would
- * be for holders already gone, and would slow the next switch (DESIGN
- * §3.10). --test-announce-after sets it, at most ANNOUNCE_AFTER_MAX_MS. */
+/* A new holder's input nodes are looked at (and those its display server
+ * did not reopen announced) once it has been in front this long (ms): in a
+ * run of switches, udev's work for each announcement would be for holders
+ * already gone, and would slow the next switch; and the server in front
+ * has reopened its devices by then (DESIGN §3.10). --test-announce-after
+ * sets it, at most ANNOUNCE_AFTER_MAX_MS. */
 #define ANNOUNCE_AFTER_MS 300
 #define ANNOUNCE_AFTER_MAX_MS 10000
+/* A server still opening its devices takes more of them from one look to
+ * the next: the daemon looks again, ANNOUNCE_AFTER_MS later, until two
+ * looks agree, at most this many times; then it announces. */
+#define LOOKS_MAX 6
 
 enum {
         EXIT_OK = XDEV_EXIT_OK,
@@ -442,26 +448,93 @@ static bool procs_poll(struct xdev_proctab *procs, struct pollfd *pfd, bool idle
 
 /* At a VT switch a stock Xorg opens its input devices again the moment it
  * has its VT back, which may be before the grant: the open fails and the
- * device stays off for good (doc/DESIGN.md §3.5.1). A change event for each
- * event node the holder was granted makes an X server's udev backend remove
- * and add them anew; the server on the VT in front opens them now that they
- * are granted, the others cannot. Only root can write a uevent file, and
- * the helper that udev runs on it grants nobody but the holder. */
-static void announce_inputs(struct xdev_ctx *ctx, const struct xdev_follow_result *res) {
-        double t0 = xdev_now_ms();
+ * device stays off for good (doc/DESIGN.md §3.5.1). A change event for an
+ * event node makes an X server's udev backend remove and add it anew: the
+ * server on the VT in front opens it now that it is granted, but every
+ * server in the background loses it. So only the nodes the holder's
+ * display server does not hold are announced, once it stopped taking more,
+ * and only while its VT is in graphics mode and in front (§3.10): a server
+ * that reopened them (the patched Xorg, a stock one that won the race, a
+ * compositor under xdevices-vt-run) gets none. The looks read the holder's
+ * processes, outside the lock. Only root can write a uevent file, and the
+ * helper that udev runs on it grants nobody but the holder. */
+
+/* What the looks after a grant keep between them. */
+struct looks {
+        unsigned n;  /* looks so far for this holder */
+        size_t last; /* nodes the last look found missing */
+};
+
+/* Writes the change events of the M nodes NODES; returns how many went. */
+static unsigned announce_nodes(struct xdev_ctx *ctx, const dev_t *nodes, size_t m) {
         unsigned n = 0;
 
-        for (size_t i = 0; i < res->n_evdev; i++) {
-                int r = xdev_device_announce(res->evdev[i]);
+        for (size_t i = 0; i < m; i++) {
+                int r = xdev_device_announce(nodes[i]);
                 if (r == 0)
                         n++;
                 else
                         xdev_log(&ctx->log, LOG_WARNING,
                                  "cannot announce input node %u:%u again: %s, ignoring",
-                                 major(res->evdev[i]), minor(res->evdev[i]), strerror(-r));
+                                 major(nodes[i]), minor(nodes[i]), strerror(-r));
         }
-        xdev_debug(&ctx->log, "announced %u input node(s) of uid %u again (%.1f ms)", n,
-                   (unsigned) res->holder, xdev_now_ms() - t0);
+        return n;
+}
+
+/* One look at RES's holder (see above). Returns the ms after which to
+ * look again, 0 when done, -EAGAIN when the VT in front changed: nothing
+ * was announced and the next step decides. */
+static int announce_look(struct xdev_ctx *ctx, const struct xdev_follow_result *res,
+                         struct looks *l) {
+        dev_t unheld[XDEV_FOLLOW_EVDEV_MAX];
+        double t0 = xdev_now_ms(), t1;
+        unsigned uid = (unsigned) res->holder, sent;
+        bool text;
+        size_t m;
+        int r;
+
+        r = xdev_follow_unheld(ctx, res, unheld, &text);
+        t1 = xdev_now_ms() - t0;
+        if (r == -EAGAIN) {
+                xdev_debug(&ctx->log, "the VT in front is no longer tty%d: nothing announced",
+                           res->active_vt);
+                return r;
+        }
+        if (r < 0) {
+                xdev_log(
+                        &ctx->log, LOG_WARNING,
+                        "cannot tell which input nodes uid %u's server holds: %s; announcing none, ignoring",
+                        uid, strerror(-r));
+                return 0;
+        }
+        if (text) {
+                xdev_debug(&ctx->log, "tty%d is in text mode: nothing to announce (%.1f ms)",
+                           res->active_vt, t1);
+                return 0;
+        }
+        m = (size_t) r;
+        if (m > 0 && l->n + 1 < LOOKS_MAX && (l->n == 0 || m < l->last)) {
+                xdev_debug(
+                        &ctx->log,
+                        "uid %u's server on tty%d lacks %zu of %zu input node(s); looking again (look %.1f ms)",
+                        uid, res->active_vt, m, res->n_evdev, t1);
+                l->n++;
+                l->last = m;
+                return (int) announce_after_ms;
+        }
+        if (m == 0) {
+                xdev_debug(
+                        &ctx->log,
+                        "uid %u's server on tty%d holds its input nodes: nothing announced (look %.1f ms)",
+                        uid, res->active_vt, t1);
+                return 0;
+        }
+        sent = announce_nodes(ctx, unheld, m);
+        xdev_debug(
+                &ctx->log,
+                "uid %u's server on tty%d lacks %zu of %zu input node(s); announced %u again (look %.1f ms, announce %.1f ms)",
+                uid, res->active_vt, m, res->n_evdev, sent, t1, xdev_now_ms() - t0 - t1);
+        return 0;
 }
 
 /* What the daemon's loop keeps between its steps. */
@@ -483,8 +556,9 @@ struct daemon {
         double procs_after; /* no reading of the events before (ms) */
         bool announced;     /* the input nodes of ANNOUNCED_UID were announced */
         uid_t announced_uid;
-        bool announce;      /* RES's holder is to be announced at ANNOUNCE_AT */
+        bool announce;      /* RES's holder is to be looked at at ANNOUNCE_AT */
         double announce_at; /* ms */
+        struct looks looks;
 };
 
 /* Who the daemon is, and the daemon lock. Returns -1 when it may go on,
@@ -596,8 +670,10 @@ static void daemon_stepped(struct daemon *d, double step) {
         if (!res->has_holder) {
                 d->announce = d->announced = false;
         } else if (res->handed_over || !d->announced || d->announced_uid != res->holder) {
-                if (res->handed_over || !d->announce)
+                if (res->handed_over || !d->announce) {
                         d->announce_at = xdev_now_ms() + announce_after_ms;
+                        d->looks.n = 0;
+                }
                 d->announce = true;
                 d->announced = false;
         }
@@ -695,11 +771,18 @@ static int wait_until(int wait, double at) {
         return wait < 0 || ms < wait ? ms : wait;
 }
 
-/* The holder stayed in front: its input nodes announced. */
+/* The holder stayed in front: a look at its server's nodes, another
+ * later, or done. When its VT left the front meanwhile, the next step
+ * decides (the wake-up of that switch is on its way). */
 static void daemon_announce(struct daemon *d) {
-        announce_inputs(d->ctx, d->res);
+        int r = announce_look(d->ctx, d->res, &d->looks);
+
+        if (r > 0) {
+                d->announce_at = xdev_now_ms() + r;
+                return;
+        }
         d->announce = false;
-        d->announced = true;
+        d->announced = r == 0;
         d->announced_uid = d->res->holder;
 }
 
