@@ -34,6 +34,11 @@ else
 	configure=$top_srcdir/configure
 fi
 
+# the compiler and flags the tree was built with (an ASan build's, in
+# check-asan): configure runs again, and a relink must use them too
+cc=$(sed -n 's/^CC = //p' "$build/Makefile")
+cflags=$(sed -n 's/^CFLAGS = //p' "$build/Makefile")
+ldflags=$(sed -n 's/^LDFLAGS = //p' "$build/Makefile")
 # name: configure, make install and compare, in the one build directory
 layout() {
 	name=$1
@@ -48,7 +53,8 @@ layout() {
 	[ ! -f "$srcdir/layouts/$name.pam.pc" ] || cp "$srcdir/layouts/$name.pam.pc" "$tmp/pc/pam.pc"
 	start=$(date +%s)
 	if ! (cd "$build" && PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
-		"$configure" -C --disable-tests --enable-silent-rules "$@") >"$log" 2>&1; then
+		"$configure" -C --disable-tests --enable-silent-rules CC="$cc" CFLAGS="$cflags" \
+		LDFLAGS="$ldflags" "$@") >"$log" 2>&1; then
 		tail -n 20 "$log"
 		echo "FAIL: $name: configure"
 		fail=1
