@@ -91,7 +91,12 @@ layout() {
 	fi
 }
 
+# XDEV_LAYOUTS: only these (check-asan installs one: what it adds is the
+# instrumented build, which one layout relinks as well as three)
 for args in "$srcdir"/layouts/*.args; do
-	layout "$(basename "$args" .args)"
+	name=$(basename "$args" .args)
+	case " ${XDEV_LAYOUTS:-$name} " in
+	*" $name "*) layout "$name" ;;
+	esac
 done
 exit $fail
