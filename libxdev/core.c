@@ -1637,17 +1637,18 @@ out:
 /* One half of the pass after the lock: LOOK (report-only, the candidates
  * in LOOK->procs or every process) read without the lock, then what it
  * found read again and acted on under the lock, as at a VT switch. */
-static int others_look_then_act(struct xdev_ctx *ctx, struct xdev_linger_opts *look,
+static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_linger_opts *how,
                                 struct xdev_linger_counts *ret) {
         struct xdev_linger_report rep = { 0 };
+        struct xdev_linger_opts look = *how;
         struct xdev_linger_counts c;
         struct pid_list cand = { 0 };
         int r;
 
-        look->report_only = true;
-        look->report = &rep;
-        look->scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX;
-        r = others_sweep(ctx, look, true, &c);
+        look.report_only = true;
+        look.report = &rep;
+        look.scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX;
+        r = others_sweep(ctx, &look, true, &c);
         ret->examined += c.examined;
         if (r < 0 || rep.n == 0) {
                 xdev_linger_report_free(&rep);
@@ -1667,7 +1668,8 @@ static int others_look_then_act(struct xdev_ctx *ctx, struct xdev_linger_opts *l
         }
         xdev_linger_report_free(&rep);
         struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &cand };
-        struct xdev_linger_opts act = *look;
+        struct xdev_linger_opts act = *how;
+        act.scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX;
         act.report_only = false;
         act.report = NULL;
         act.policy = XDEV_LINGER_REVOKE;
@@ -1693,12 +1695,15 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defe
                  * it holds, the least read under the lock first, so that a
                  * big process does not keep a small one waiting */
                 size_t order[XDEV_LINGER_DEFER_MAX];
-                for (size_t i = 0; i < defer->n; i++) {
-                        size_t k = i;
-                        for (; k > 0 && defer->cost[order[k - 1]] > defer->cost[i]; k--)
+                for (size_t i = 0; i < defer->n; i++)
+                        order[i] = i;
+                for (size_t i = 1; i < defer->n; i++)
+                        for (size_t k = i;
+                             k > 0 && defer->cost[order[k - 1]] > defer->cost[order[k]]; k--) {
+                                size_t t = order[k];
                                 order[k] = order[k - 1];
-                        order[k] = i;
-                }
+                                order[k - 1] = t;
+                        }
                 for (size_t i = 0; i < defer->n && r >= 0; i++) {
                         struct pid_list l = { (pid_t *) &defer->pids[order[i]], 1 };
                         struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &l };
