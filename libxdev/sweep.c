@@ -335,16 +335,19 @@ static bool proc_holds(const struct proc *p) {
                 p->over_budget;
 }
 
-static bool uid_is_system(uid_t u) {
-        return u <= XDEV_SYSTEM_UID_MAX || u == XDEV_NOBODY_UID;
+/* A uid a login user or a system account has (nobody among them). */
+static bool uid_is_a_login(uid_t u) {
+        return u <= XDEV_LOGIN_UID_MAX || u == XDEV_NOBODY_UID;
 }
 
-/* The pass after the lock: root's and system accounts' daemons (a nobody
- * daemon reading hotkeys) are passed over, and so is every process of a
- * uid with a session: those are swept by uid, under the lock, whenever
- * they lose a grant. */
+/* The pass after the lock looks at processes that moved to a uid no login
+ * user has (a subordinate uid): root's and system accounts' daemons (a
+ * nobody daemon reading hotkeys) and login users' processes (a member of
+ * group input reading with her own rights) are passed over, and so is
+ * every process of a uid with a session: those are swept by uid, under
+ * the lock, whenever they lose a grant. */
 static bool proc_is_spared(const struct xdev_linger_opts *o, const struct proc *p) {
-        if (uid_is_system(p->ruid) && uid_is_system(p->euid) && uid_is_system(p->suid))
+        if (uid_is_a_login(p->ruid) && uid_is_a_login(p->euid) && uid_is_a_login(p->suid))
                 return true;
         for (size_t i = 0; i < o->n_spare; i++)
                 if (proc_has_uid(p, o->spare[i]))
