@@ -1668,6 +1668,9 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
         ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
         pid_t h = h_holder_start_subuid("/dev/tty0", H_UID_ALICE, 300000);
+        /* a login user with no session holding it with rights of her own
+         * (a member of group input): left to them */
+        pid_t g = h_holder_start("/dev/tty0", 1, 1500, false);
 
         h_set_active_vt(h_vt + 1);
         daemon_kick();
@@ -1680,11 +1683,16 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
                 log = read_text(H_ROOT "/xdevicesd.log");
                 found = log_names_holder(log, h);
         }
+        bool g_found = log_names_holder(log, g);
         (void) kill(h, SIGKILL);
         (void) waitpid(h, NULL, 0);
+        (void) kill(g, SIGKILL);
+        (void) waitpid(g, NULL, 0);
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
         ck_assert_msg(found,
                       "the switch to bob did not find alice's process under a subordinate uid:\n%s",
+                      log);
+        ck_assert_msg(!g_found, "the pass after the lock acted on a login user's process:\n%s",
                       log);
         free(log);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
