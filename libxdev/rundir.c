@@ -21,13 +21,24 @@
  * (else a user could replace BASE/UID between two steps). Returns its fd. */
 static int base_open(const char *base, const struct xdev_log *log) {
         struct stat st;
-        int fd;
+        bool made = true;
+        int fd = -1;
 
-        if (mkdir(base, 0755) < 0 && errno != EEXIST) {
-                xdev_log(log, LOG_ERR, "cannot make \"%s\": %s", base, strerror(errno));
-                return -errno;
+        /* gone between the two (the last logout's base_remove): again */
+        for (int tries = 0; tries < 3; tries++) {
+                made = true;
+                if (mkdir(base, 0755) < 0) {
+                        if (errno != EEXIST) {
+                                xdev_log(log, LOG_ERR, "cannot make \"%s\": %s", base,
+                                         strerror(errno));
+                                return -errno;
+                        }
+                        made = false;
+                }
+                fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd >= 0 || errno != ENOENT)
+                        break;
         }
-        fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
                 int r = -errno;
                 xdev_log(log, LOG_ERR, "cannot open \"%s\": %s", base, strerror(-r));
@@ -41,7 +52,28 @@ static int base_open(const char *base, const struct xdev_log *log) {
                 (void) close(fd);
                 return -EPERM;
         }
+        /* made here: marked, so that the last removal takes it away again */
+        if (made && fsetxattr(fd, XDEV_RUNDIR_MARK, "1", 1, 0) < 0)
+                xdev_log(log, LOG_WARNING, "cannot mark \"%s\" as made here (%s): it will stay",
+                         base, strerror(errno));
         return fd;
+}
+
+/* BASE opened (base_open) and NAME made in it, into *BASEFD. BASE may go
+ * between its open and the mkdirat, with another user's last logout
+ * (xdev_rundir_remove): it is made again. Returns 0, -EEXIST or -errno
+ * (*BASEFD open for all but base_open's errors, which are logged). */
+static int base_mkdir(const char *base, const char *name, const struct xdev_log *log, int *basefd) {
+        for (int tries = 0;; tries++) {
+                *basefd = base_open(base, log);
+                if (*basefd < 0)
+                        return *basefd;
+                if (mkdirat(*basefd, name, 0700) == 0)
+                        return 0;
+                if (errno != ENOENT || tries == 2)
+                        return -errno;
+                (void) close(*basefd);
+        }
 }
 
 static bool marked(int fd) {
@@ -78,11 +110,11 @@ int xdev_rundir_make(const char *base, uid_t uid, gid_t gid, const struct xdev_l
         (void) snprintf(name, sizeof name, "%u", (unsigned) uid);
         if ((size_t) snprintf(path, size, "%s/%s", base, name) >= size)
                 return -ENAMETOOLONG;
-        basefd = base_open(base, log);
+        r = base_mkdir(base, name, log, &basefd);
         if (basefd < 0)
                 return basefd;
-        if (mkdirat(basefd, name, 0700) < 0) {
-                r = errno == EEXIST ? existing(basefd, path, name, uid, log) : -errno;
+        if (r < 0) {
+                r = r == -EEXIST ? existing(basefd, path, name, uid, log) : r;
                 if (r < 0 && r != -EPERM)
                         xdev_log(log, LOG_ERR, "cannot make \"%s\": %s", path, strerror(-r));
                 (void) close(basefd);
@@ -114,6 +146,24 @@ int xdev_rundir_make(const char *base, uid_t uid, gid_t gid, const struct xdev_l
         return 0;
 }
 
+/* BASE, made by base_open, once its last runtime directory is gone: an
+ * rmdir, which leaves it when anything is in it (another user's, or
+ * another module's). Its parent is root's (/run), so the name is BASE. */
+static void base_remove(const char *base) {
+        const char *leaf = strrchr(base, '/');
+        char parent[256];
+        int fd;
+
+        if (!leaf || leaf == base || (size_t) (leaf - base) >= sizeof parent)
+                return;
+        (void) snprintf(parent, sizeof parent, "%.*s", (int) (leaf - base), base);
+        fd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        (void) unlinkat(fd, leaf + 1, AT_REMOVEDIR);
+        (void) close(fd);
+}
+
 int xdev_rundir_remove(const char *base, uid_t uid, const struct xdev_log *log) {
         char name[16], path[256];
         struct stat bst, st;
@@ -143,6 +193,8 @@ int xdev_rundir_remove(const char *base, uid_t uid, const struct xdev_log *log) 
                          strerror(-r));
         } else
                 xdev_log(log, LOG_INFO, "runtime directory \"%s\" removed", path);
+        if (r == 0 && marked(basefd))
+                base_remove(base);
         (void) close(basefd);
         return r;
 }

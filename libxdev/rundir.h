@@ -17,8 +17,8 @@
 #define XDEV_RUNDIR_MARK "trusted.xdevices.rundir"
 
 /* Makes UID's runtime directory under BASE (XDEV_RUNDIR_BASE; another for
- * the tests), owned by UID and GID, mode 0700: BASE is made (0755) if it
- * is missing and must be root's and writable by nobody else; BASE/UID is
+ * the tests), owned by UID and GID, mode 0700: BASE is made (0755, marked)
+ * if it is missing and must be root's and writable by nobody else; BASE/UID is
  * made and a tmpfs mounted on it (nosuid, nodev, size 10% of RAM), marked.
  * A BASE/UID already there is used when it is UID's own directory of mode
  * 0700 and no link (ours, from another session, or another module's), and
@@ -28,6 +28,7 @@ int xdev_rundir_make(const char *base, uid_t uid, gid_t gid, const struct xdev_l
                      size_t size);
 
 /* Unmounts and removes UID's runtime directory under BASE if it is ours
- * (the mark, on a mount point). Returns 0 (removed), 1 (none, or not ours:
- * left alone) or -errno, logged. */
+ * (the mark, on a mount point), then BASE if it is marked and empty, so
+ * that the last logout leaves /run as it found it. Returns 0 (removed), 1
+ * (none, or not ours: left alone) or -errno, logged. */
 int xdev_rundir_remove(const char *base, uid_t uid, const struct xdev_log *log);

@@ -302,12 +302,16 @@ START_TEST(test_switch_hands_over_a_node_the_ledger_lacked) {
         (void) wait_acl("/dev/input/event7", H_UID_BOB, "rw");
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "rw");
         ck_assert(shared_is(H_UID_ALICE, ""));
+        (void) wait_acl("/dev/input/event7", H_UID_ALICE, "");
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "");
 
         /* back to alice: the new node goes with the rest */
         h_set_active_vt(h_vt);
         daemon_kick();
         wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        /* the step may still be on its way through the nodes */
+        (void) wait_acl("/dev/input/event7", H_UID_ALICE, "rw");
+        (void) wait_acl("/dev/input/event7", H_UID_BOB, "");
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_ALICE), "rw");
         ck_assert_str_eq(h_acl_of("/dev/input/event7", H_UID_BOB), "");
 

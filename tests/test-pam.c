@@ -229,6 +229,8 @@ START_TEST(test_runtime_dir_lives_from_first_login_to_last_logout) {
         ck_assert_int_eq(h_session_close(a2), PAM_SUCCESS);
         ck_assert_msg(access(want, F_OK) < 0 && errno == ENOENT,
                       "%s is still there after the last logout", want);
+        ck_assert_msg(access("/run/user", F_OK) < 0 && errno == ENOENT,
+                      "/run/user, made at the first login, is still there after the last logout");
 }
 END_TEST
 
@@ -259,6 +261,11 @@ START_TEST(test_runtime_dir_that_is_not_ours_is_left_alone) {
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         ck_assert_msg(access("/run/user/61001", F_OK) == 0, "her own directory was removed");
         ck_assert_int_eq(rmdir("/run/user/61001"), 0);
+        /* a /run/user made before stays, empty or not */
+        a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_msg(is_rundir_of("/run/user/61001", H_UID_ALICE), "no runtime directory");
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_msg(access("/run/user", F_OK) == 0, "the /run/user made before was removed");
 
         ck_assert_int_eq(symlink("/run/xdevtest", "/run/user/61001"), 0);
         free(h_log_take());
