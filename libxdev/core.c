@@ -1672,7 +1672,9 @@ static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_linger_o
         act.scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX;
         act.report_only = false;
         act.report = NULL;
-        act.policy = XDEV_LINGER_REVOKE;
+        /* "warn" only logs, here too */
+        act.policy =
+                ctx->config.lingering == XDEV_LINGER_WARN ? XDEV_LINGER_WARN : XDEV_LINGER_REVOKE;
         act.in_session = true;
         act.procs = &src;
         act.grace_ms = ctx->config.linger_grace_ms;

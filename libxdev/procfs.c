@@ -6,7 +6,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,6 +53,60 @@ int xdev_proc_status_read(int procfd, pid_t pid, struct xdev_proc_status *ret) {
         if (xdev_read_small(procfd, path, buf, sizeof buf) <= 0)
                 return -ESRCH;
         return xdev_proc_status_parse(buf, ret);
+}
+
+int xdev_proc_creds_parse(const char *text, struct xdev_creds *ret) {
+        struct xdev_creds c = { .complete = true };
+        unsigned long v[4];
+        const char *p, *end;
+
+        p = field(text, "\nUid:");
+        if (!p || sscanf(p, "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
+                return -EIO;
+        c.fsuid = (uid_t) v[3];
+        p = field(text, "\nGid:");
+        if (!p || sscanf(p, "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
+                return -EIO;
+        c.fsgid = (gid_t) v[3];
+        p = field(text, "\nGroups:");
+        if (!p)
+                return -EIO;
+        end = strchr(p, '\n');
+        if (!end) /* the line was cut: its last number may be too */
+                return -EIO;
+        while (p < end) {
+                char *next;
+                unsigned long g;
+
+                if (*p == ' ' || *p == '\t') {
+                        p++;
+                        continue;
+                }
+                if (*p < '0' || *p > '9')
+                        return -EIO;
+                errno = 0;
+                g = strtoul(p, &next, 10);
+                if (errno != 0 || next > end || g > UINT32_MAX)
+                        return -EIO;
+                p = next;
+                if (c.n_groups == XDEV_CREDS_GROUPS_MAX)
+                        c.complete = false;
+                else
+                        c.groups[c.n_groups++] = (gid_t) g;
+        }
+        *ret = c;
+        return 0;
+}
+
+int xdev_proc_creds_read(int procfd, pid_t pid, struct xdev_creds *ret) {
+        char path[32], buf[4096];
+        ssize_t n;
+
+        (void) snprintf(path, sizeof path, "%d/status", (int) pid);
+        n = xdev_read_small(procfd, path, buf, sizeof buf);
+        if (n <= 0)
+                return -ESRCH;
+        return xdev_proc_creds_parse(buf, ret);
 }
 
 int xdev_numdir_open(int dirfd, const char *path, DIR **ret) {

@@ -26,6 +26,28 @@ int xdev_proc_status_parse(const char *text, struct xdev_proc_status *ret);
  * parses it. -ESRCH: gone or unreadable; -EIO: malformed. */
 int xdev_proc_status_read(int procfd, pid_t pid, struct xdev_proc_status *ret);
 
+/* What a process opens files with: its file system uid and gid and its
+ * supplementary groups (at most XDEV_CREDS_GROUPS_MAX of them; COMPLETE is
+ * false when it has more, or its Groups line was cut). */
+#define XDEV_CREDS_GROUPS_MAX 64
+struct xdev_creds {
+        uid_t fsuid;
+        gid_t fsgid;
+        gid_t groups[XDEV_CREDS_GROUPS_MAX];
+        size_t n_groups;
+        bool complete;
+};
+
+/* Parses the Uid, Gid and Groups lines of a /proc/PID/status text: the
+ * fourth field of Uid and Gid, every number of Groups up to its end of
+ * line. Returns 0, or -EIO when one of the three lines is missing or
+ * malformed (*RET then left alone). */
+int xdev_proc_creds_parse(const char *text, struct xdev_creds *ret);
+
+/* Reads PID/status below PROCFD and parses its credentials. -ESRCH: gone
+ * or unreadable; -EIO: malformed. */
+int xdev_proc_creds_read(int procfd, pid_t pid, struct xdev_creds *ret);
+
 /* Opens the directory PATH below DIRFD (AT_FDCWD: PATH as it is) without
  * following a link, for xdev_numdir_next(); closedir() closes it. Returns
  * 0 or -errno. */

@@ -36,6 +36,7 @@
 #include <linux/kcmp.h>
 #include <xf86drm.h>
 
+#include "access.h"
 #include "procfs.h"
 #include "sweep.h"
 #include "uring.h"
@@ -335,19 +336,19 @@ static bool proc_holds(const struct proc *p) {
                 p->over_budget;
 }
 
-/* A uid a login user or a system account has (nobody among them). */
-static bool uid_is_a_login(uid_t u) {
-        return u <= XDEV_LOGIN_UID_MAX || u == XDEV_NOBODY_UID;
+/* A uid of a system account (nobody among them): a daemon root started. */
+static bool uid_is_a_system(uid_t u) {
+        return u <= XDEV_SYSTEM_UID_MAX || u == XDEV_NOBODY_UID;
 }
 
-/* The pass after the lock looks at processes that moved to a uid no login
- * user has (a subordinate uid): root's and system accounts' daemons (a
- * nobody daemon reading hotkeys) and login users' processes (a member of
- * group input reading with her own rights) are passed over, and so is
- * every process of a uid with a session: those are swept by uid, under
- * the lock, whenever they lose a grant. */
+/* The pass after the lock passes over root's and system accounts' daemons
+ * (a nobody daemon reading hotkeys) and every process of a uid with a
+ * session: those are swept by uid, under the lock, whenever they lose a
+ * grant. It looks at the rest, login users' and subordinate uids', and
+ * leaves each of them what it could open with its own rights
+ * (proc_keep_own). */
 static bool proc_is_spared(const struct xdev_linger_opts *o, const struct proc *p) {
-        if (uid_is_a_login(p->ruid) && uid_is_a_login(p->euid) && uid_is_a_login(p->suid))
+        if (uid_is_a_system(p->ruid) && uid_is_a_system(p->euid) && uid_is_a_system(p->suid))
                 return true;
         for (size_t i = 0; i < o->n_spare; i++)
                 if (proc_has_uid(p, o->spare[i]))
@@ -889,6 +890,59 @@ static int sweep_end_user(struct xdev_linger_sweep *s, int procfd, struct proc *
         return 1;
 }
 
+/* The bits an fd's access mode asks for. */
+static unsigned fd_wants(int flags) {
+        switch (flags & O_ACCMODE) {
+        case O_RDONLY:
+                return XDEV_MAY_READ;
+        case O_WRONLY:
+                return XDEV_MAY_WRITE;
+        default:
+                return XDEV_MAY_READ | XDEV_MAY_WRITE;
+        }
+}
+
+/* The pass after the lock: P's fds of nodes it could open again with its
+ * own rights, as they are now (a member of group input, a user the node's
+ * ACL names, a render node anyone may open), are no holds of another's
+ * grant, and are taken off P's list, logged (by the look without the
+ * lock, which then leaves P out of what is read again under it). What
+ * cannot be looked at stays a hold. Returns whether P still holds. */
+static bool proc_keep_own(struct xdev_linger_sweep *s, int procfd, int pidfd, struct proc *p) {
+        struct xdev_creds c;
+        size_t kept = 0;
+
+        if (xdev_proc_creds_read(procfd, p->pid, &c) < 0)
+                return proc_holds(p);
+        for (size_t i = 0; i < p->n_fds; i++) {
+                struct stat st;
+                int copy = pidfd_getfd(pidfd, p->fds[i]), fl = -1;
+                bool own = copy >= 0 && fstat(copy, &st) == 0 &&
+                        target_match(s, &st) == (ssize_t) p->tgt[i] &&
+                        (fl = fcntl(copy, F_GETFL)) >= 0 && !(fl & O_PATH) &&
+                        xdev_creds_may_fd(&c, copy, &st, fd_wants(fl));
+
+                if (copy >= 0)
+                        (void) close(copy);
+                if (!own) {
+                        p->fds[kept] = p->fds[i];
+                        p->tgt[kept++] = p->tgt[i];
+                        continue;
+                }
+                if (s->pass == 0) {
+                        char comm[sizeof p->comm];
+                        proc_comm(procfd, p->pid, comm, sizeof comm);
+                        xdev_log(
+                                s->log, LOG_INFO,
+                                "pid %d (\"%s\", uid %u) may open \"%s\" with its own rights; leaving its fd %d",
+                                (int) p->pid, comm, (unsigned) c.fsuid, s->targets[p->tgt[i]].path,
+                                p->fds[i]);
+                }
+        }
+        p->n_fds = kept;
+        return proc_holds(p);
+}
+
 /* P, if it holds a target: pinned, checked again, then reported or acted
  * on as the policy says. Returns 1 when P was one, 0 when not. */
 static int sweep_holder(struct xdev_linger_sweep *s, int procfd, struct proc *p) {
@@ -914,7 +968,8 @@ static int sweep_holder(struct xdev_linger_sweep *s, int procfd, struct proc *p)
         if (!proc_is_ours(s, procfd, p) ||
             (over ? xdev_proc_stat(p->pid, &st1) < 0 || st1.start != st0.start
                   : proc_scan_fds(s, procfd, p) < 0 || !proc_holds(p)) ||
-            pidfd_signal(pidfd, 0) < 0) {
+            pidfd_signal(pidfd, 0) < 0 ||
+            (s->opts->others && !proc_keep_own(s, procfd, pidfd, p))) {
                 (void) close(pidfd);
                 return 0;
         }

@@ -119,8 +119,9 @@ struct xdev_linger_opts {
         /* The pass after the lock (doc/DESIGN.md §3.5.10), without
          * HAS_ONLY: processes none of whose uids is in SPARE (the uids with
          * a counted session, the holder's among them) and one of whose
-         * real, effective and saved uids is above XDEV_LOGIN_UID_MAX (and
-         * not nobody): a uid that no login user has. */
+         * real, effective and saved uids is above XDEV_SYSTEM_UID_MAX (and
+         * not nobody), for the fds they hold of nodes they could not open
+         * with their own rights. */
         bool others;
         const uid_t *spare;
         size_t n_spare;
@@ -132,12 +133,6 @@ struct xdev_linger_opts {
  * no user can take one, not even through a user namespace. */
 #define XDEV_SYSTEM_UID_MAX 999
 #define XDEV_NOBODY_UID 65534
-/* The highest uid of a login user (login.defs' UID_MAX default). Above it
- * are the subordinate uids (SUB_UID_MIN 100000) a user can move to through
- * a user namespace: the pass after the lock looks at those. A login user
- * below it who holds a node without a session of her own (a member of
- * group input) could open it herself: she is left to her own rights. */
-#define XDEV_LOGIN_UID_MAX 60000
 
 struct xdev_linger_counts {
         unsigned holders;    /* processes found holding a target */

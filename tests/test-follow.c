@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/kd.h>
+#include <sys/acl.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -1616,6 +1617,19 @@ static bool log_names_holder(const char *log, pid_t pid) {
         return false;
 }
 
+/* Whether LOG says the pass left PID's fd of /dev/tty0 to its own rights. */
+static bool log_leaves_own(const char *log, pid_t pid) {
+        char what[64];
+        snprintf(what, sizeof what, "pid %d (", (int) pid);
+        for (const char *p = log; (p = strstr(p, what)); p++) {
+                const char *eol = strchr(p, '\n');
+                const char *own = strstr(p, "may open \"/dev/tty0\" with its own rights");
+                if (own && (!eol || own < eol))
+                        return true;
+        }
+        return false;
+}
+
 /* A process of alice's whose parent is not hers (clone with CLONE_PARENT
  * from her process, whose parent is root's), and that process's own child,
  * each holding tty0: the sweep at a switch to bob finds both, as it finds
@@ -1660,9 +1674,14 @@ END_TEST
 /* A process that left alice's uid for a subordinate one keeps her fd of a
  * shared node: no sweep by her uid sees it, the pass after the lock does
  * (tty0 cannot be revoked and is left, logged; an input node would be
- * revoked: the qemu suite). */
+ * revoked: the qemu suite). So it does a login user's process with no
+ * session that was passed an fd, and leaves one that could open the node
+ * with its own rights (a member of a group the node's ACL names). */
 START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
         h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        acl_t own = acl_from_text("u::rw-,g::-w-,g:1501:r--,m::rw-,o::---");
+        ck_assert(own && acl_set_file("/dev/tty0", ACL_TYPE_ACCESS, own) == 0);
+        (void) acl_free(own);
         h_set_active_vt(h_vt);
         (void) unlink(H_ROOT "/xdevicesd.log");
         daemon_start();
@@ -1672,9 +1691,10 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
         ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
         ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
         pid_t h = h_holder_start_subuid("/dev/tty0", H_UID_ALICE, 300000);
-        /* a login user with no session holding it with rights of her own
-         * (a member of group input): left to them */
+        /* a login user with no session, passed the fd: found; one who
+         * could open it herself (group 1501 may read): left to her */
         pid_t g = h_holder_start("/dev/tty0", 1, 1500, false);
+        pid_t k = h_holder_start("/dev/tty0", 1, 1501, false);
 
         h_set_active_vt(h_vt + 1);
         daemon_kick();
@@ -1685,19 +1705,24 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
                 (void) usleep(50 * 1000);
                 free(log);
                 log = read_text(H_ROOT "/xdevicesd.log");
-                found = log_names_holder(log, h);
+                found = log_names_holder(log, h) && log_names_holder(log, g) &&
+                        log_leaves_own(log, k);
         }
-        bool g_found = log_names_holder(log, g);
         (void) kill(h, SIGKILL);
         (void) waitpid(h, NULL, 0);
         (void) kill(g, SIGKILL);
         (void) waitpid(g, NULL, 0);
+        (void) kill(k, SIGKILL);
+        (void) waitpid(k, NULL, 0);
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
-        ck_assert_msg(found,
+        ck_assert_msg(log_names_holder(log, h),
                       "the switch to bob did not find alice's process under a subordinate uid:\n%s",
                       log);
-        ck_assert_msg(!g_found, "the pass after the lock acted on a login user's process:\n%s",
+        ck_assert_msg(log_names_holder(log, g),
+                      "the switch to bob did not find a login user's process with no rights:\n%s",
                       log);
+        ck_assert_msg(log_leaves_own(log, k) && !log_names_holder(log, k),
+                      "the pass acted on a process that may open the node itself:\n%s", log);
         free(log);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);

@@ -2,7 +2,8 @@
 /* The sweeper's parsers without root: a process's status (procfs.h: the
  * four uids, the parent, the permitted capabilities) and an io_uring's
  * fdinfo (uring.h: the registered files it lists, read to the end in
- * bounded memory, the scan budget), and the walk of numbered entries. */
+ * bounded memory, the scan budget), the walk of numbered entries, and
+ * whether a process's credentials may open a node (access.h). */
 #include "config.h"
 
 #include <check.h>
@@ -11,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/acl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "procfs.h"
 #include "uring.h"
 #include "runner.h"
@@ -71,6 +74,99 @@ START_TEST(test_status_malformed) {
                               bad[i]);
         /* a refused text leaves the output alone */
         ck_assert_uint_eq(st.uid[0], 42);
+}
+END_TEST
+
+/* The credentials a process opens files with: the fs uid and gid, the
+ * supplementary groups; more groups than kept make them incomplete. */
+START_TEST(test_creds_fields) {
+        static const char text[] =
+                "Name:\tXorg\n"
+                "Uid:\t1000\t1000\t1000\t1001\n"
+                "Gid:\t100\t100\t100\t101\n"
+                "FDSize:\t64\n"
+                "Groups:\t24 25 29 104 \n"
+                "NStgid:\t812\n";
+        struct xdev_creds c;
+        char many[1024] = "Uid:\t1 1 1 1\nGid:\t1 1 1 1\nGroups:\t";
+
+        ck_assert_int_eq(xdev_proc_creds_parse(text, &c), 0);
+        ck_assert_uint_eq(c.fsuid, 1001);
+        ck_assert_uint_eq(c.fsgid, 101);
+        ck_assert_uint_eq(c.n_groups, 4);
+        ck_assert(c.complete && c.groups[0] == 24 && c.groups[3] == 104);
+        ck_assert_int_eq(xdev_proc_creds_parse("\nUid:\t1 1 1 1\nGid:\t1 1 1 1\nGroups:\t\n", &c),
+                         0);
+        ck_assert(c.complete && c.n_groups == 0);
+        for (int g = 0; g <= XDEV_CREDS_GROUPS_MAX; g++)
+                (void) snprintf(many + strlen(many), sizeof many - strlen(many), "%d ", 1000 + g);
+        (void) strcat(many, "\n");
+        memmove(many + 1, many, strlen(many) + 1);
+        many[0] = '\n';
+        ck_assert_int_eq(xdev_proc_creds_parse(many, &c), 0);
+        ck_assert(!c.complete && c.n_groups == XDEV_CREDS_GROUPS_MAX);
+
+        static const char *const bad[] = {
+                "\nUid:\t1 1 1 1\nGid:\t1 1 1 1\n",               /* no Groups */
+                "\nUid:\t1 1 1 1\nGroups:\t5\n",                  /* no Gid */
+                "\nUid:\t1 1 1 1\nGid:\t1 1 1 1\nGroups:\t5",     /* cut: 5 of 56? */
+                "\nUid:\t1 1 1 1\nGid:\t1 1 1 1\nGroups:\t5 x\n", /* not a number */
+                "\nUid:\t1 1 1 1\nGid:\t1 1 1 1\nGroups:\t99999999999\n",
+        };
+        struct xdev_creds keep = { .fsuid = 42 };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+                ck_assert_msg(xdev_proc_creds_parse(bad[i], &keep) == -EIO, "accepted \"%s\"",
+                              bad[i]);
+        ck_assert_uint_eq(keep.fsuid, 42);
+}
+END_TEST
+
+/* The kernel's decision, without capabilities: owner, named user, the
+ * group class under the mask (any matching entry that grants), other. */
+START_TEST(test_creds_may) {
+        struct xdev_creds alice = { .fsuid = 1000, .fsgid = 1000, .complete = true };
+        struct xdev_creds carol = {
+                .fsuid = 1002, .fsgid = 1002, .groups = { 104 }, .n_groups = 1, .complete = true
+        };
+        struct xdev_creds root_grp = { .fsuid = 1003, .fsgid = 0, .complete = true };
+        const unsigned r = XDEV_MAY_READ, rw = XDEV_MAY_READ | XDEV_MAY_WRITE;
+
+        /* root:input 0660, no ACL: a member of input reads, alice not */
+        ck_assert(xdev_creds_may(&carol, 0, 104, 0660, NULL, 0, rw));
+        ck_assert(!xdev_creds_may(&alice, 0, 104, 0660, NULL, 0, r));
+        ck_assert(xdev_creds_may(&root_grp, 0, 0, 0640, NULL, 0, r));
+        ck_assert(!xdev_creds_may(&root_grp, 0, 0, 0640, NULL, 0, rw));
+        /* 0666 (a render node): anyone */
+        ck_assert(xdev_creds_may(&alice, 0, 44, 0666, NULL, 0, rw));
+        /* the owner's bits, even when other has more */
+        ck_assert(!xdev_creds_may(&alice, 1000, 44, 0066, NULL, 0, r));
+
+        /* root:input 0660 with alice's grant: u:1000:rw, mask rw */
+        struct xdev_acl_entry granted[] = {
+                { ACL_USER_OBJ, 0, 6 }, { ACL_USER, 1000, 6 }, { ACL_GROUP_OBJ, 0, 6 },
+                { ACL_MASK, 0, 6 },     { ACL_OTHER, 0, 0 },
+        };
+        ck_assert(xdev_creds_may(&alice, 0, 104, 0660, granted, 5, rw));
+        ck_assert(xdev_creds_may(&carol, 0, 104, 0660, granted, 5, rw));
+        struct xdev_creds dave = { .fsuid = 1004, .fsgid = 1004, .complete = true };
+        ck_assert(!xdev_creds_may(&dave, 0, 104, 0660, granted, 5, r));
+        /* the mask limits a named user and the group class, not other */
+        granted[3].perm = 4;
+        ck_assert(!xdev_creds_may(&alice, 0, 104, 0660, granted, 5, rw));
+        ck_assert(xdev_creds_may(&alice, 0, 104, 0660, granted, 5, r));
+        granted[4].perm = 6;
+        ck_assert(xdev_creds_may(&dave, 0, 104, 0660, granted, 5, rw));
+        /* a group that matches but grants too little denies, even though
+         * other would grant */
+        ck_assert(!xdev_creds_may(&carol, 0, 104, 0660, granted, 5, rw));
+        /* a named group */
+        struct xdev_acl_entry named[] = {
+                { ACL_USER_OBJ, 0, 6 }, { ACL_GROUP_OBJ, 0, 0 }, { ACL_GROUP, 1004, 4 },
+                { ACL_MASK, 0, 4 },     { ACL_OTHER, 0, 0 },
+        };
+        ck_assert(xdev_creds_may(&dave, 0, 0, 0640, named, 5, r));
+        ck_assert(!xdev_creds_may(&dave, 0, 0, 0640, named, 5, rw));
+        ck_assert(!xdev_creds_may(&alice, 0, 0, 0640, named, 5, r));
 }
 END_TEST
 
@@ -216,6 +312,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_status_optional_lines);
         tcase_add_test(tc, test_status_malformed);
         tcase_add_test(tc, test_status_read_self);
+        tcase_add_test(tc, test_creds_fields);
+        tcase_add_test(tc, test_creds_may);
         tcase_add_test(tc, test_numdir_walks_pids);
         tcase_add_test(tc, test_fdinfo_lists);
         tcase_add_test(tc, test_fdinfo_long);

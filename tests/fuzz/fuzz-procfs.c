@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: the parser of /proc/PID/status that the sweeper and
- * xdevicesd's table of processes read (libxdev/procfs.c). The input is the
+/* libFuzzer target: the parsers of /proc/PID/status that the sweeper and
+ * xdevicesd's table of processes read (libxdev/procfs.c), the uids and the
+ * credentials. The input is the
  * text up to its first NUL. A refused text leaves the output untouched; an
  * accepted one has a Uid line, and parsing it again gives the same result. */
 #include "config.h"
@@ -37,6 +38,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 assert(st.has_ppid == again.has_ppid && st.has_cap_prm == again.has_cap_prm);
                 assert(!st.has_ppid || st.ppid == again.ppid);
                 assert(!st.has_cap_prm || st.cap_prm == again.cap_prm);
+        }
+        /* the credentials' parser on the same text: refused, it leaves
+         * its output alone; accepted, it keeps what fits and says so */
+        struct xdev_creds c, cb;
+        memset(&c, 0xa5, sizeof c);
+        cb = c;
+        r = xdev_proc_creds_parse(text, &c);
+        if (r < 0) {
+                assert(r == -EIO);
+                assert(memcmp(&c, &cb, sizeof c) == 0);
+        } else {
+                assert(r == 0 && strstr(text, "\nGroups:"));
+                assert(c.n_groups <= XDEV_CREDS_GROUPS_MAX);
+                assert(c.complete || c.n_groups == XDEV_CREDS_GROUPS_MAX);
         }
         free(text);
         return 0;
