@@ -986,15 +986,24 @@ START_TEST(test_logout_finds_a_holder_that_left_the_uid) {
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
         pid_t h = h_holder_start_subuid("/dev/tty0", H_UID_ALICE, 300000);
+        /* and a login uid with no session and no right of its own, handed
+         * an fd (opened as root here) */
+        pid_t g = h_holder_start("/dev/tty0", 1, 1500, false);
         free(h_log_take());
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         char *log = h_log_take(), want[64];
         (void) kill(h, SIGKILL);
         (void) waitpid(h, NULL, 0);
+        (void) kill(g, SIGKILL);
+        (void) waitpid(g, NULL, 0);
         snprintf(want, sizeof want, "pid %d (", (int) h);
         const char *at = strstr(log, want);
         ck_assert_msg(at && strstr(at, "holds \"/dev/tty0\""),
                       "alice's logout did not find her process under a subordinate uid:\n%s", log);
+        snprintf(want, sizeof want, "pid %d (", (int) g);
+        at = strstr(log, want);
+        ck_assert_msg(at && strstr(at, "holds \"/dev/tty0\""),
+                      "alice's logout did not find a handed fd of a uid with no session:\n%s", log);
         free(log);
 }
 END_TEST

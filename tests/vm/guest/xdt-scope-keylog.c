@@ -12,6 +12,10 @@
  *       opens NODE as UID, enters a user namespace of its own, has uid
  *       SUBUID mapped (written by its root parent, as newuidmap would for
  *       a subordinate uid) and setresuid()s to it, then reads as above.
+ *   xdt-scope-keylog handed TAG UID NODE TOUID
+ *       opens NODE as UID and hands the fd (SCM_RIGHTS) to a process of
+ *       TOUID (no supplementary group: no right of its own to NODE),
+ *       which reads as above; the opener exits.
  *   xdt-scope-keylog fat TAG UID N
  *       opens /dev/null N times, then runs as UID holding no device
  *       (a browser or a build with many fds).
@@ -29,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -150,6 +155,48 @@ int main(int argc, char **argv) {
                 close(m);
                 if (write(go[1], "g", 1) != 1)
                         die("go");
+                return 0;
+        }
+        if (strcmp(argv[1], "handed") == 0 && argc >= 6) {
+                uid_t to = (uid_t) strtoul(argv[5], NULL, 10);
+                int sv[2];
+                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                        die("socketpair");
+                pid_t pid = fork();
+                if (pid < 0)
+                        die("fork");
+                char byte = 'f';
+                char ctl[CMSG_SPACE(sizeof(int))];
+                struct iovec iov = { &byte, 1 };
+                struct msghdr msg = { .msg_iov = &iov,
+                                      .msg_iovlen = 1,
+                                      .msg_control = ctl,
+                                      .msg_controllen = sizeof ctl };
+                if (pid == 0) {
+                        close(sv[0]);
+                        become(to);
+                        if (recvmsg(sv[1], &msg, MSG_CMSG_CLOEXEC) != 1)
+                                die("recvmsg");
+                        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+                        if (!cm || cm->cmsg_type != SCM_RIGHTS)
+                                die("no fd handed");
+                        int fd;
+                        memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+                        read_keys(fd);
+                }
+                close(sv[1]);
+                become(uid);
+                int fd = open(argv[4], O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        die("open");
+                memset(ctl, 0, sizeof ctl);
+                struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+                cm->cmsg_level = SOL_SOCKET;
+                cm->cmsg_type = SCM_RIGHTS;
+                cm->cmsg_len = CMSG_LEN(sizeof fd);
+                memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+                if (sendmsg(sv[0], &msg, 0) != 1)
+                        die("sendmsg");
                 return 0;
         }
         return 2;
