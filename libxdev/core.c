@@ -1580,9 +1580,8 @@ static int pid_list_of(void *data, uid_t uid, pid_t **ret, size_t *n) {
         return 0;
 }
 
-/* The recorded shared nodes and the uids to spare (every uid with a
- * counted session, the holder's among them) of the state, read under the
- * lock, then the sweep OPTS asks for: after the lock is let go when
+/* The recorded shared nodes and the uid to spare (the holder's) of the
+ * state, read under the lock, then the sweep OPTS asks for: after the lock is let go when
  * LOOK_ONLY (it reads and reports), else before (it acts, against the
  * state of that moment). A sweep of one uid (HAS_ONLY) that holds the
  * devices again by then does nothing. */
@@ -1603,13 +1602,13 @@ static int others_sweep(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, boo
         r = xdev_store_load(&store, &state, &line);
         if (r < 0)
                 goto out;
-        spare = calloc(state.n_sessions + 1, sizeof *spare);
+        spare = calloc(1, sizeof *spare);
         if (!spare) {
                 r = -ENOMEM;
                 goto out;
         }
-        for (size_t i = 0; i < state.n_sessions; i++)
-                spare[ns++] = state.sessions[i].uid;
+        /* the holder alone: a user in the background keeps nothing that
+         * is not cut off already or his by right */
         if (state.has_holder)
                 spare[ns++] = state.holder;
         if (opts->has_only && state.has_holder && state.holder == opts->only_uid)

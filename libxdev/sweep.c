@@ -342,11 +342,11 @@ static bool uid_is_a_system(uid_t u) {
 }
 
 /* The pass after the lock passes over root's and system accounts' daemons
- * (a nobody daemon reading hotkeys) and every process of a uid with a
- * session: those are swept by uid, under the lock, whenever they lose a
- * grant. It looks at the rest, login users' and subordinate uids', and
- * leaves each of them what it could open with its own rights
- * (proc_keep_own). */
+ * (a nobody daemon reading hotkeys) and the processes of the uids in
+ * SPARE (the holder's). It looks at the rest, other users' (with a
+ * session in the background or none) and subordinate uids', and leaves
+ * each of them what is cut off already and what it could open with its
+ * own rights (proc_keep_own). */
 static bool proc_is_spared(const struct xdev_linger_opts *o, const struct proc *p) {
         if (uid_is_a_system(p->ruid) && uid_is_a_system(p->euid) && uid_is_a_system(p->suid))
                 return true;
@@ -902,41 +902,56 @@ static unsigned fd_wants(int flags) {
         }
 }
 
-/* The pass after the lock: P's fds of nodes it could open again with its
- * own rights, as they are now (a member of group input, a user the node's
- * ACL names, a render node anyone may open), are no holds of another's
- * grant, and are taken off P's list, logged (by the look without the
- * lock, which then leaves P out of what is read again under it). What
- * cannot be looked at stays a hold. Returns whether P still holds. */
+/* An fd, through its COPY, that is cut off already: an input file
+ * revoked (ENODEV to every ioctl), a DRM primary node's that is not
+ * master (a display server in the background, its master dropped). */
+static bool fd_is_cut(const struct xdev_linger_target *t, int copy) {
+        int version;
+
+        if (t->class == XDEV_CLASS_INPUT)
+                return ioctl(copy, EVIOCGVERSION, &version) < 0 && errno == ENODEV;
+        if (t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER)
+                return !drmIsMaster(copy);
+        return false;
+}
+
+/* The pass after the lock: P's fds that are cut off already, and those
+ * of nodes it could open again with its own rights as they are now (a
+ * member of group input, a user the node's ACL names, a render node anyone
+ * may open), are no holds of another's grant, and are taken off P's list;
+ * the second kind logged (by the look without the lock, which then leaves
+ * P out of what is read again under it). What cannot be looked at stays a
+ * hold. Returns whether P still holds. */
 static bool proc_keep_own(struct xdev_linger_sweep *s, int procfd, int pidfd, struct proc *p) {
         struct xdev_creds c;
+        bool creds = xdev_proc_creds_read(procfd, p->pid, &c) == 0;
         size_t kept = 0;
 
-        if (xdev_proc_creds_read(procfd, p->pid, &c) < 0)
-                return proc_holds(p);
         for (size_t i = 0; i < p->n_fds; i++) {
+                const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
                 struct stat st;
                 int copy = pidfd_getfd(pidfd, p->fds[i]), fl = -1;
-                bool own = copy >= 0 && fstat(copy, &st) == 0 &&
+                bool looked = copy >= 0 && fstat(copy, &st) == 0 &&
                         target_match(s, &st) == (ssize_t) p->tgt[i] &&
-                        (fl = fcntl(copy, F_GETFL)) >= 0 && !(fl & O_PATH) &&
-                        xdev_creds_may_fd(&c, copy, &st, fd_wants(fl));
+                        (fl = fcntl(copy, F_GETFL)) >= 0 && !(fl & O_PATH);
+                bool cut = looked && fd_is_cut(t, copy);
+                bool own =
+                        looked && !cut && creds && xdev_creds_may_fd(&c, copy, &st, fd_wants(fl));
 
                 if (copy >= 0)
                         (void) close(copy);
-                if (!own) {
+                if (!cut && !own) {
                         p->fds[kept] = p->fds[i];
                         p->tgt[kept++] = p->tgt[i];
                         continue;
                 }
-                if (s->pass == 0) {
+                if (own && s->pass == 0) {
                         char comm[sizeof p->comm];
                         proc_comm(procfd, p->pid, comm, sizeof comm);
                         xdev_log(
                                 s->log, LOG_INFO,
                                 "pid %d (\"%s\", uid %u) may open \"%s\" with its own rights; leaving its fd %d",
-                                (int) p->pid, comm, (unsigned) c.fsuid, s->targets[p->tgt[i]].path,
-                                p->fds[i]);
+                                (int) p->pid, comm, (unsigned) c.fsuid, t->path, p->fds[i]);
                 }
         }
         p->n_fds = kept;

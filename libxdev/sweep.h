@@ -117,11 +117,12 @@ struct xdev_linger_opts {
                                            * candidates (any uid); NULL:
                                            * every process */
         /* The pass after the lock (doc/DESIGN.md §3.5.10), without
-         * HAS_ONLY: processes none of whose uids is in SPARE (the uids with
-         * a counted session, the holder's among them) and one of whose
+         * HAS_ONLY: processes none of whose uids is in SPARE (the
+         * holder's) and one of whose
          * real, effective and saved uids is above XDEV_SYSTEM_UID_MAX (and
-         * not nobody), for the fds they hold of nodes they could not open
-         * with their own rights. */
+         * not nobody), for the fds they hold that are not cut off already
+         * (revoked, not DRM master) of nodes they could not open with
+         * their own rights. */
         bool others;
         const uid_t *spare;
         size_t n_spare;

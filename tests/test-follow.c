@@ -1695,6 +1695,11 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
          * could open it herself (group 1501 may read): left to her */
         pid_t g = h_holder_start("/dev/tty0", 1, 1500, false);
         pid_t k = h_holder_start("/dev/tty0", 1, 1501, false);
+        /* carol, in a session in the background, handed alice's fd: her
+         * session does not spare her process */
+        struct h_session *c = h_session_open("xdcarol", h_vt + 2, NULL);
+        ck_assert_int_eq(c->open_ret, PAM_SUCCESS);
+        pid_t hc = h_holder_start("/dev/tty0", 1, H_UID_CAROL, false);
 
         h_set_active_vt(h_vt + 1);
         daemon_kick();
@@ -1706,8 +1711,10 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
                 free(log);
                 log = read_text(H_ROOT "/xdevicesd.log");
                 found = log_names_holder(log, h) && log_names_holder(log, g) &&
-                        log_leaves_own(log, k);
+                        log_leaves_own(log, k) && log_names_holder(log, hc);
         }
+        (void) kill(hc, SIGKILL);
+        (void) waitpid(hc, NULL, 0);
         (void) kill(h, SIGKILL);
         (void) waitpid(h, NULL, 0);
         (void) kill(g, SIGKILL);
@@ -1723,7 +1730,12 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
                       log);
         ck_assert_msg(log_leaves_own(log, k) && !log_names_holder(log, k),
                       "the pass acted on a process that may open the node itself:\n%s", log);
+        ck_assert_msg(
+                log_names_holder(log, hc),
+                "the switch to bob did not find carol's handed fd (her session in the background):\n%s",
+                log);
         free(log);
+        ck_assert_int_eq(h_session_close(c), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
 }
