@@ -193,9 +193,9 @@ stage_start "ninja -j$JOBS"
 targets=$(meson introspect --targets "$OBJ" | python3 -c '
 import json, os, sys
 for t in json.load(sys.stdin):
-    if t["installed"]:
-        for f in t["filename"]:
-            print(os.path.relpath(f, sys.argv[1]))
+	if t["installed"]:
+		for f in t["filename"]:
+			print(os.path.relpath(f, sys.argv[1]))
 ' "$OBJ")
 [ -n "$targets" ] || die "meson lists no installed targets"
 # shellcheck disable=SC2086
