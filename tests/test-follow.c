@@ -1604,30 +1604,27 @@ static struct sibling_holders sibling_holders_start(uid_t uid) {
         return h;
 }
 
-/* Whether xdevicesd's LOG names PID as a holder of /dev/tty0 it found. */
-static bool log_names_holder(const char *log, pid_t pid) {
-        char what[64];
-        snprintf(what, sizeof what, "pid %d (", (int) pid);
-        for (const char *p = log; (p = strstr(p, what)); p++) {
+/* Whether a line of xdevicesd's LOG about PID says WHAT. */
+static bool log_line_has(const char *log, pid_t pid, const char *what) {
+        char who[64];
+        snprintf(who, sizeof who, "pid %d (", (int) pid);
+        for (const char *p = log; (p = strstr(p, who)); p++) {
                 const char *eol = strchr(p, '\n');
-                const char *holds = strstr(p, "holds \"/dev/tty0\"");
-                if (holds && (!eol || holds < eol))
+                const char *at = strstr(p, what);
+                if (at && (!eol || at < eol))
                         return true;
         }
         return false;
 }
 
+/* Whether xdevicesd's LOG names PID as a holder of /dev/tty0 it found. */
+static bool log_names_holder(const char *log, pid_t pid) {
+        return log_line_has(log, pid, "holds \"/dev/tty0\"");
+}
+
 /* Whether LOG says the pass left PID's fd of /dev/tty0 to its own rights. */
 static bool log_leaves_own(const char *log, pid_t pid) {
-        char what[64];
-        snprintf(what, sizeof what, "pid %d (", (int) pid);
-        for (const char *p = log; (p = strstr(p, what)); p++) {
-                const char *eol = strchr(p, '\n');
-                const char *own = strstr(p, "may open \"/dev/tty0\" with its own rights");
-                if (own && (!eol || own < eol))
-                        return true;
-        }
-        return false;
+        return log_line_has(log, pid, "may open \"/dev/tty0\" with its own rights");
 }
 
 /* A process of alice's whose parent is not hers (clone with CLONE_PARENT
