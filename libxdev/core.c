@@ -25,6 +25,7 @@
 #include "core.h"
 #include "devices.h"
 #include "policy.h"
+#include "procfs.h"
 #include "rundir.h"
 #include "node.h"
 #include "tty.h"
@@ -1376,8 +1377,60 @@ static bool report_holds(const struct xdev_linger_report *report, pid_t pid, siz
         return false;
 }
 
+/* The processes of REPORT that hold target VT, each once, with their state
+ * and context switches now, into *RET. */
+static void servers_read(const struct xdev_linger_report *report, size_t vt,
+                         struct xdev_follow_servers *ret) {
+        int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        *ret = (struct xdev_follow_servers) { .whole = procfd >= 0 };
+        for (size_t j = 0; j < report->n && procfd >= 0; j++) {
+                pid_t pid = report->items[j].pid;
+                struct xdev_proc_status st;
+                bool seen = false;
+
+                if (strtoul(report->items[j].path, NULL, 10) != vt)
+                        continue;
+                for (size_t k = 0; k < ret->n; k++)
+                        seen = seen || ret->p[k].pid == pid;
+                if (seen)
+                        continue;
+                if (ret->n == XDEV_FOLLOW_SERVERS_MAX ||
+                    xdev_proc_status_read(procfd, pid, &st) < 0 || !st.has_switches) {
+                        ret->whole = false;
+                        continue;
+                }
+                ret->p[ret->n].pid = pid;
+                ret->p[ret->n].state = st.state;
+                ret->p[ret->n].switches = st.switches;
+                ret->n++;
+        }
+        if (procfd >= 0)
+                (void) close(procfd);
+}
+
+bool xdev_follow_settled(const struct xdev_follow_servers *before,
+                         const struct xdev_follow_servers *now) {
+        if (!before->whole || !now->whole || before->n != now->n)
+                return false;
+        for (size_t i = 0; i < now->n; i++) {
+                bool same = false;
+                /* sleeping (S) or idle (I) only: R runs, D waits, T and t stop */
+                if (now->p[i].state != 'S' && now->p[i].state != 'I')
+                        return false;
+                for (size_t k = 0; k < before->n && !same; k++)
+                        same = before->p[k].pid == now->p[i].pid &&
+                                now->p[i].switches >= before->p[k].switches &&
+                                now->p[i].switches - before->p[k].switches <=
+                                        XDEV_FOLLOW_IDLE_SWITCHES;
+                if (!same)
+                        return false;
+        }
+        return true;
+}
+
 int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *res, dev_t *ret,
-                       bool *ret_text) {
+                       bool *ret_text, struct xdev_follow_servers *ret_servers) {
         /* the event nodes, then the VT in front */
         struct xdev_linger_target targets[XDEV_FOLLOW_EVDEV_MAX + 1];
         struct xdev_linger_report report = { 0 };
@@ -1395,6 +1448,8 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
         int r;
 
         *ret_text = false;
+        if (ret_servers)
+                *ret_servers = (struct xdev_follow_servers) { 0 };
         if (!res->has_holder || res->active_vt < 1 || !vt_still_active(res->active_vt))
                 return -EAGAIN;
         r = xdev_vt_is_graphics((unsigned) res->active_vt);
@@ -1428,6 +1483,8 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
                 if (!held)
                         ret[n++] = res->evdev[i];
         }
+        if (ret_servers)
+                servers_read(&report, vt, ret_servers);
         /* the look took time: a switch meanwhile makes it void */
         r = vt_still_active(res->active_vt) ? (int) n : -EAGAIN;
 out:

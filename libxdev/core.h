@@ -157,6 +157,21 @@ void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits);
  * follows, or -errno. */
 int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *self);
 
+/* The processes a look took for the holder's display server (those of the
+ * holder that hold the VT in front), each with its state and its context
+ * switches so far, for xdev_follow_settled(). */
+#define XDEV_FOLLOW_SERVERS_MAX 16
+#define XDEV_FOLLOW_IDLE_SWITCHES 3
+struct xdev_follow_servers {
+        size_t n;
+        bool whole; /* every such process is here and was read */
+        struct {
+                pid_t pid;
+                char state;
+                uint64_t switches;
+        } p[XDEV_FOLLOW_SERVERS_MAX];
+};
+
 /* After a grant to RES's holder, once it stayed in front (xdevicesd): which
  * of RES's event nodes its display server did not open again, for the
  * daemon to announce (doc/DESIGN.md §3.10), into RET (room for
@@ -168,9 +183,20 @@ int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *s
  * every process), bounded as a sweep; takes no lock and changes nothing.
  * Returns their number, or -EAGAIN when the VT in front is no longer
  * RES->active_vt (before or after the look: the holder may have changed;
- * the next step decides), or -errno. */
+ * the next step decides), or -errno. RET_SERVERS (may be NULL) gets the
+ * server's processes, read after the sweep. */
 int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *res, dev_t *ret,
-                       bool *ret_text);
+                       bool *ret_text, struct xdev_follow_servers *ret_servers);
+
+/* Whether the display server did nothing between two looks, BEFORE and
+ * NOW: the same processes, none of them running, waiting on a disk or
+ * stopped in NOW, and each at most XDEV_FOLLOW_IDLE_SWITCHES context
+ * switches further. A server that still reopens its devices (slowed by
+ * load, or stopped) is not; a stock Xorg whose opens failed before the
+ * grant is, and waits for nothing more. False when either look saw more
+ * processes than it keeps, or one it could not read. */
+bool xdev_follow_settled(const struct xdev_follow_servers *before,
+                         const struct xdev_follow_servers *now);
 
 /* Restores every node in the ledger and empties the state. With FORCE, an
  * unreadable state file is removed instead of refused, and the nodes whose

@@ -23,8 +23,9 @@ static const char *field(const char *text, const char *name) {
 int xdev_proc_status_parse(const char *text, struct xdev_proc_status *ret) {
         struct xdev_proc_status st = { 0 };
         unsigned long u[4], ppid;
-        unsigned long long caps;
-        const char *p;
+        unsigned long long caps, vol, invol;
+        const char *p, *q;
+        char state;
 
         /* the first line, Name, is escaped by the kernel: no "\nUid:" in it */
         p = field(text, "\nUid:");
@@ -41,6 +42,18 @@ int xdev_proc_status_parse(const char *text, struct xdev_proc_status *ret) {
         if (p && sscanf(p, "%llx", &caps) == 1) {
                 st.has_cap_prm = true;
                 st.cap_prm = caps;
+        }
+        p = field(text, "\nState:");
+        if (p && sscanf(p, " %c", &state) == 1 &&
+            ((state >= 'A' && state <= 'Z') || (state >= 'a' && state <= 'z')))
+                st.state = state;
+        /* a line of its own: "nonvoluntary_ctxt_switches" ends the same */
+        p = field(text, "\nvoluntary_ctxt_switches:");
+        q = field(text, "\nnonvoluntary_ctxt_switches:");
+        if (p && q && sscanf(p, "%llu", &vol) == 1 && sscanf(q, "%llu", &invol) == 1 &&
+            vol <= UINT64_MAX - invol) {
+                st.has_switches = true;
+                st.switches = vol + invol;
         }
         *ret = st;
         return 0;

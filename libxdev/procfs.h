@@ -12,13 +12,16 @@
 
 struct xdev_proc_status {
         uid_t uid[4]; /* real, effective, saved, fs */
-        bool has_ppid, has_cap_prm;
+        bool has_ppid, has_cap_prm, has_switches;
         pid_t ppid;
-        uint64_t cap_prm; /* the permitted capabilities (CapPrm) */
+        uint64_t cap_prm;  /* the permitted capabilities (CapPrm) */
+        char state;        /* R, S, D, T, t, Z, ... ('\0' when not told) */
+        uint64_t switches; /* context switches so far, voluntary or not */
 };
 
-/* Parses the text of /proc/PID/status: the Uid line is required, the PPid
- * and CapPrm lines are read when present. Returns 0, or -EIO when the Uid
+/* Parses the text of /proc/PID/status: the Uid line is required, the PPid,
+ * CapPrm and State lines and the two context switch counts are read when
+ * present (HAS_SWITCHES only when both counts are). Returns 0, or -EIO when the Uid
  * line is missing or malformed (*RET then left alone). */
 int xdev_proc_status_parse(const char *text, struct xdev_proc_status *ret);
 

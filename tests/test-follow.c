@@ -548,6 +548,65 @@ START_TEST(test_new_holder_gets_its_event_nodes_announced) {
 }
 END_TEST
 
+/* A display server still busy at the looks (a patched Xorg slowed by load
+ * has not reopened its nodes yet; stopped here, which the looks cannot
+ * tell from busy) is given time: an announcement would make it remove
+ * and add anew every device, and lose what its user set. Once it is idle
+ * without them (a stock Xorg whose opens failed) it gets them announced,
+ * and one kept busy for ever gets them after the daemon's patience
+ * (doc/DESIGN.md §3.10). */
+START_TEST(test_busy_server_is_given_time) {
+        vts_graphics();
+        daemon_start();
+        pid_t sa = server_start(H_UID_ALICE, h_vt, NULL);
+        pid_t sb = server_start(H_UID_BOB, h_vt + 1, NULL);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice logged in on the VT in front");
+        pid_t ta = server_start(H_UID_ALICE, h_vt, both_events);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+
+        /* bob's server stopped across the switch and 2 s after it */
+        ck_assert_int_eq(kill(sb, SIGSTOP), 0);
+        uevents_clear();
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        server_left(&ta);
+        sleep_ms(2000);
+        assert_none_announced("bob's server is stopped: it may still open them");
+        ck_assert_msg(daemon_log_count("input node(s) and is busy; looking again") > 0,
+                      "the daemon did not say it waits for a busy server");
+        /* woken, it sleeps without them: announced, before the patience */
+        ck_assert_int_eq(kill(sb, SIGCONT), 0);
+        wait_announced_to(H_UID_BOB, H_UID_ALICE, "bob's server woke without its nodes");
+        ck_assert_msg(daemon_log_count("and was busy all along") == 0,
+                      "announced at the end of the patience, not when the server was idle");
+
+        /* alice's server stopped for good: announced when patience ends */
+        ta = server_start(H_UID_BOB, h_vt + 1, both_events);
+        ck_assert_int_eq(kill(sa, SIGSTOP), 0);
+        uevents_clear();
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
+        server_left(&ta);
+        sleep_ms(2000);
+        assert_none_announced("alice's server is stopped: it may still open them");
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice's server stayed stopped");
+        ck_assert_msg(daemon_log_count("and was busy all along") == 1,
+                      "the daemon did not say it gave up waiting for a busy server");
+
+        ck_assert_int_eq(kill(sa, SIGCONT), 0);
+        server_end(sa);
+        server_end(sb);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
 /* An announcement makes every X server remove the node and add it anew,
  * and one in the background fails to: a holder whose display server holds
  * every event node (it reopened them at VT enter) gets none, at login nor
@@ -1845,6 +1904,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_daemon_ends_a_dead_sweepers_sweep_at_its_deadline);
         tcase_add_test(tc, test_daemon_survives_the_loss_of_the_state_directory);
         tcase_add_test(tc, test_new_holder_gets_its_event_nodes_announced);
+        tcase_add_test(tc, test_busy_server_is_given_time);
         tcase_add_test(tc, test_holder_who_leaves_at_once_is_not_announced);
         tcase_add_test(tc, test_holder_who_holds_every_event_node_is_not_announced);
         tcase_add_test(tc, test_holder_gets_only_the_event_nodes_it_lacks_announced);

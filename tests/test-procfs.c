@@ -33,7 +33,9 @@ static const char status_text[] =
         "Gid:\t1000\t1000\t1000\t1000\n"
         "CapInh:\t0000000000000000\n"
         "CapPrm:\t00000000000000c0\n"
-        "CapEff:\t0000000000000000\n";
+        "CapEff:\t0000000000000000\n"
+        "voluntary_ctxt_switches:\t1500\n"
+        "nonvoluntary_ctxt_switches:\t27\n";
 
 START_TEST(test_status_fields) {
         struct xdev_proc_status st;
@@ -45,6 +47,32 @@ START_TEST(test_status_fields) {
         ck_assert_uint_eq(st.uid[3], 1001);
         ck_assert(st.has_ppid && st.ppid == 790);
         ck_assert(st.has_cap_prm && st.cap_prm == 0xc0); /* CAP_SETGID, CAP_SETUID */
+        ck_assert_int_eq(st.state, 'S');
+        ck_assert(st.has_switches && st.switches == 1527);
+}
+END_TEST
+
+/* What the daemon's looks read of a display server: its state and its
+ * context switches, the two counts or neither. */
+START_TEST(test_status_state_and_switches) {
+        struct xdev_proc_status st;
+
+        ck_assert_int_eq(xdev_proc_status_parse("Name:\tx\nState:\tT (stopped)\nUid:\t5\t5\t5\t5\n"
+                                                "nonvoluntary_ctxt_switches:\t3\n",
+                                                &st),
+                         0);
+        ck_assert_int_eq(st.state, 'T');
+        ck_assert_msg(!st.has_switches, "one count taken for both");
+        ck_assert_int_eq(xdev_proc_status_parse("Name:\tx\nUid:\t5\t5\t5\t5\n"
+                                                "voluntary_ctxt_switches:\t18446744073709551615\n"
+                                                "nonvoluntary_ctxt_switches:\t1\n",
+                                                &st),
+                         0);
+        ck_assert_int_eq(st.state, '\0');
+        ck_assert_msg(!st.has_switches, "a sum that overflows taken");
+        ck_assert_int_eq(xdev_proc_status_parse("Name:\tx\nState:\t\x01\nUid:\t5\t5\t5\t5\n", &st),
+                         0);
+        ck_assert_int_eq(st.state, '\0');
 }
 END_TEST
 
@@ -310,6 +338,7 @@ static Suite *suite(void) {
         TCase *tc = tcase_create("parsers");
         tcase_add_test(tc, test_status_fields);
         tcase_add_test(tc, test_status_optional_lines);
+        tcase_add_test(tc, test_status_state_and_switches);
         tcase_add_test(tc, test_status_malformed);
         tcase_add_test(tc, test_status_read_self);
         tcase_add_test(tc, test_creds_fields);

@@ -56,9 +56,15 @@
 #define ANNOUNCE_AFTER_MS 300
 #define ANNOUNCE_AFTER_MAX_MS 10000
 /* A server still opening its devices takes more of them from one look to
- * the next: the daemon looks again, ANNOUNCE_AFTER_MS later, until two
- * looks agree, at most this many times; then it announces. */
-#define LOOKS_MAX 6
+ * the next, or is busy (running, or stopped) between them: a patched Xorg
+ * that waits for the grant, slowed by load, has opened none yet. The
+ * daemon looks again, ANNOUNCE_AFTER_MS later, until two looks agree on
+ * the nodes and the server did nothing between them (a stock Xorg whose
+ * opens failed at VT enter), for at most LOOKS_PATIENCE_MS after the first
+ * look; then it announces. Bounded above the patched Xorg's own wait for
+ * the grant (3 s at VT enter), so that a server kept busy for ever (by a
+ * client that animates) is announced what it lacks all the same. */
+#define LOOKS_PATIENCE_MS 3500
 
 enum {
         EXIT_OK = XDEV_EXIT_OK,
@@ -461,8 +467,10 @@ static bool procs_poll(struct xdev_proctab *procs, struct pollfd *pfd, bool idle
 
 /* What the looks after a grant keep between them. */
 struct looks {
-        unsigned n;  /* looks so far for this holder */
-        size_t last; /* nodes the last look found missing */
+        unsigned n;                         /* looks so far for this holder */
+        size_t last;                        /* nodes the last look found missing */
+        double first_at;                    /* when the first look was (ms) */
+        struct xdev_follow_servers servers; /* as the last look saw them */
 };
 
 /* Writes the change events of the M nodes NODES; returns how many went. */
@@ -487,13 +495,14 @@ static unsigned announce_nodes(struct xdev_ctx *ctx, const dev_t *nodes, size_t 
 static int announce_look(struct xdev_ctx *ctx, const struct xdev_follow_result *res,
                          struct looks *l) {
         dev_t unheld[XDEV_FOLLOW_EVDEV_MAX];
+        struct xdev_follow_servers servers;
         double t0 = xdev_now_ms(), t1;
         unsigned uid = (unsigned) res->holder, sent;
-        bool text;
+        bool text, settled;
         size_t m;
         int r;
 
-        r = xdev_follow_unheld(ctx, res, unheld, &text);
+        r = xdev_follow_unheld(ctx, res, unheld, &text, &servers);
         t1 = xdev_now_ms() - t0;
         if (r == -EAGAIN) {
                 xdev_debug(&ctx->log, "the VT in front is no longer tty%d: nothing announced",
@@ -513,13 +522,18 @@ static int announce_look(struct xdev_ctx *ctx, const struct xdev_follow_result *
                 return 0;
         }
         m = (size_t) r;
-        if (m > 0 && l->n + 1 < LOOKS_MAX && (l->n == 0 || m < l->last)) {
+        if (l->n == 0)
+                l->first_at = t0;
+        settled = l->n > 0 && m == l->last && xdev_follow_settled(&l->servers, &servers);
+        if (m > 0 && !settled && t0 - l->first_at < LOOKS_PATIENCE_MS) {
                 xdev_debug(
                         &ctx->log,
-                        "uid %u's server on tty%d lacks %zu of %zu input node(s); looking again (look %.1f ms)",
-                        uid, res->active_vt, m, res->n_evdev, t1);
+                        "uid %u's server on tty%d lacks %zu of %zu input node(s)%s; looking again (look %.1f ms)",
+                        uid, res->active_vt, m, res->n_evdev,
+                        l->n == 0 || m < l->last ? "" : " and is busy", t1);
                 l->n++;
                 l->last = m;
+                l->servers = servers;
                 return (int) announce_after_ms;
         }
         if (m == 0) {
@@ -532,8 +546,9 @@ static int announce_look(struct xdev_ctx *ctx, const struct xdev_follow_result *
         sent = announce_nodes(ctx, unheld, m);
         xdev_debug(
                 &ctx->log,
-                "uid %u's server on tty%d lacks %zu of %zu input node(s); announced %u again (look %.1f ms, announce %.1f ms)",
-                uid, res->active_vt, m, res->n_evdev, sent, t1, xdev_now_ms() - t0 - t1);
+                "uid %u's server on tty%d lacks %zu of %zu input node(s)%s; announced %u again (look %.1f ms, announce %.1f ms)",
+                uid, res->active_vt, m, res->n_evdev, settled ? "" : " and was busy all along",
+                sent, t1, xdev_now_ms() - t0 - t1);
         return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 assert(st.has_ppid == again.has_ppid && st.has_cap_prm == again.has_cap_prm);
                 assert(!st.has_ppid || st.ppid == again.ppid);
                 assert(!st.has_cap_prm || st.cap_prm == again.cap_prm);
+                /* the state a letter or none; the switches both counts */
+                assert(st.state == again.state && (st.state == '\0' || isalpha(st.state)));
+                assert(st.has_switches == again.has_switches);
+                assert(!st.has_switches ||
+                       (st.switches == again.switches &&
+                        strstr(text, "\nnonvoluntary_ctxt_switches:")));
         }
         /* the credentials' parser on the same text: refused, it leaves
          * its output alone; accepted, it keeps what fits and says so */
