@@ -114,6 +114,26 @@ struct xdev_state {
 
 void xdev_state_free(struct xdev_state *state);
 
+/* The text format (/run/xdevices/state), one record a line, in this order:
+ *
+ *   xdevices-state 1
+ *   holder UID | holder -
+ *   [follow pid=PID start=TICKS]
+ *   sweep uid=UID pid=PID start=TICKS until=TICKS          (0..32)
+ *   session uid=UID user=NAME service=NAME vt=N pid=PID start=TICKS since=SECS
+ *   node path=PATH class=CLASS fsdev=M:m ino=INO rdev=M:m uid=UID gid=GID
+ *        mode=OCTAL acl=ACL|- grant=UID:PERM:MODE|-        (one line)
+ *
+ * Keys come in exactly this order; each value is a decimal (mode: octal)
+ * without sign or padding, in its type's range. PATH is /dev/... under
+ * 256 bytes of [A-Za-z0-9_.+:/-], each component a plain name (no empty,
+ * "." or ".."); ACL libacl's short text form, of [a-z0-9:,-]; CLASS,
+ * PERM and MODE the words of conf.c (class "vt", "drm", ...; "r" or
+ * "rw"; "acl" or "chown"). Sessions are unique by pid and start,
+ * nodes by path, sweeps by uid. At most XDEV_STATE_LINE_MAX bytes a line
+ * and XDEV_STATE_FILE_MAX a file, no NUL. Anything else refuses the whole
+ * file. */
+
 /* Strict parser of the text format; on failure *STATE is untouched and
  * nothing stays allocated. ret_line gets the failing line number. */
 int xdev_state_parse(struct xdev_state *state, const char *buf, size_t len, unsigned *ret_line);
