@@ -1377,6 +1377,30 @@ static bool report_holds(const struct xdev_linger_report *report, pid_t pid, siz
         return false;
 }
 
+/* Whether PID holds a DRM primary node (card*: minors below 64), among
+ * its first SERVER_FDS_MAX fds. */
+#define SERVER_FDS_MAX 4096
+static bool proc_holds_drm_primary(int procfd, pid_t pid) {
+        struct xdev_fddir d;
+        const char *name;
+        uint64_t num;
+        char path[32];
+        bool found = false;
+
+        (void) snprintf(path, sizeof path, "%d/fd", (int) pid);
+        if (xdev_fddir_open(procfd, path, &d) < 0)
+                return false;
+        for (size_t n = 0; !found && n < SERVER_FDS_MAX && xdev_fddir_next(&d, 256, &num, &name);
+             n++) {
+                struct stat st;
+                found = fstatat(d.fd, name, &st, 0) == 0 && S_ISCHR(st.st_mode) &&
+                        major(st.st_rdev) == xdev_class_major(XDEV_CLASS_DRM) &&
+                        minor(st.st_rdev) < 64;
+        }
+        xdev_fddir_close(&d);
+        return found;
+}
+
 /* The processes of REPORT that hold target VT, each once, with their state
  * and context switches now, into *RET. */
 static void servers_read(const struct xdev_linger_report *report, size_t vt,
@@ -1400,9 +1424,13 @@ static void servers_read(const struct xdev_linger_report *report, size_t vt,
                         ret->whole = false;
                         continue;
                 }
+                long nr;
                 ret->p[ret->n].pid = pid;
                 ret->p[ret->n].state = st.state;
                 ret->p[ret->n].switches = st.switches;
+                ret->p[ret->n].display = proc_holds_drm_primary(procfd, pid);
+                ret->p[ret->n].waits = xdev_proc_syscall_read(procfd, pid, &nr) == 0 &&
+                        xdev_syscall_waits_for_events(nr);
                 ret->n++;
         }
         if (procfd >= 0)
@@ -1411,7 +1439,20 @@ static void servers_read(const struct xdev_linger_report *report, size_t vt,
 
 bool xdev_follow_settled(const struct xdev_follow_servers *before,
                          const struct xdev_follow_servers *now) {
-        if (!before->whole || !now->whole || before->n != now->n)
+        bool display = false;
+
+        if (!before->whole || !now->whole)
+                return false;
+        for (size_t i = 0; i < now->n; i++) {
+                if (!now->p[i].display)
+                        continue;
+                display = true;
+                if (now->p[i].state != 'S' || !now->p[i].waits)
+                        return false;
+        }
+        if (display)
+                return true;
+        if (before->n != now->n)
                 return false;
         for (size_t i = 0; i < now->n; i++) {
                 bool same = false;

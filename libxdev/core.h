@@ -169,6 +169,8 @@ struct xdev_follow_servers {
                 pid_t pid;
                 char state;
                 uint64_t switches;
+                bool display; /* holds a DRM primary node */
+                bool waits;   /* blocked in a poll, select or epoll wait */
         } p[XDEV_FOLLOW_SERVERS_MAX];
 };
 
@@ -188,13 +190,17 @@ struct xdev_follow_servers {
 int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *res, dev_t *ret,
                        bool *ret_text, struct xdev_follow_servers *ret_servers);
 
-/* Whether the display server did nothing between two looks, BEFORE and
- * NOW: the same processes, none of them running, waiting on a disk or
- * stopped in NOW, and each at most XDEV_FOLLOW_IDLE_SWITCHES context
- * switches further. A server that still reopens its devices (slowed by
- * load, or stopped) is not; a stock Xorg whose opens failed before the
- * grant is, and waits for nothing more. False when either look saw more
- * processes than it keeps, or one it could not read. */
+/* Whether the display server is done with its VT enter at look NOW
+ * (BEFORE: the look before). Where some of the processes hold a DRM
+ * primary node (Xorg), each of those sleeps in its event loop: blocked in
+ * a poll, select or epoll wait. A patched Xorg waiting for its grant
+ * sleeps in nanosleep, one slowed by load runs or waits to run, one
+ * stopped is stopped: none is done; a stock Xorg whose opens failed
+ * before the grant is back in its loop, serving clients or not. Where
+ * none does (a compositor whose seat holds the VT): the same processes
+ * as BEFORE, none running, waiting on a disk or stopped, and each at most
+ * XDEV_FOLLOW_IDLE_SWITCHES context switches further. False when either
+ * look saw more processes than it keeps, or one it could not read. */
 bool xdev_follow_settled(const struct xdev_follow_servers *before,
                          const struct xdev_follow_servers *now);
 

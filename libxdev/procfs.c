@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -66,6 +67,54 @@ int xdev_proc_status_read(int procfd, pid_t pid, struct xdev_proc_status *ret) {
         if (xdev_read_small(procfd, path, buf, sizeof buf) <= 0)
                 return -ESRCH;
         return xdev_proc_status_parse(buf, ret);
+}
+
+int xdev_proc_syscall_parse(const char *text, long *ret_nr) {
+        char *end;
+        long nr;
+
+        if (strncmp(text, "running", 7) == 0 && (text[7] == '\n' || text[7] == '\0'))
+                return -EBUSY;
+        if (text[0] < '0' || text[0] > '9')
+                return -EIO; /* "-1 ...": blocked, not in a system call */
+        errno = 0;
+        nr = strtol(text, &end, 10);
+        if (errno != 0 || end == text || (*end != ' ' && *end != '\n' && *end != '\0'))
+                return -EIO;
+        *ret_nr = nr;
+        return 0;
+}
+
+int xdev_proc_syscall_read(int procfd, pid_t pid, long *ret_nr) {
+        char path[32], buf[256];
+
+        (void) snprintf(path, sizeof path, "%d/syscall", (int) pid);
+        if (xdev_read_small(procfd, path, buf, sizeof buf) <= 0)
+                return -ESRCH;
+        return xdev_proc_syscall_parse(buf, ret_nr);
+}
+
+bool xdev_syscall_waits_for_events(long nr) {
+        static const long waits[] = {
+#ifdef __NR_poll
+                __NR_poll,
+#endif
+#ifdef __NR_select
+                __NR_select,
+#endif
+#ifdef __NR_epoll_wait
+                __NR_epoll_wait,
+#endif
+#ifdef __NR_epoll_pwait2
+                __NR_epoll_pwait2,
+#endif
+                __NR_ppoll,        __NR_pselect6, __NR_epoll_pwait,
+        };
+
+        for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++)
+                if (waits[i] == nr)
+                        return true;
+        return false;
 }
 
 int xdev_proc_creds_parse(const char *text, struct xdev_creds *ret) {

@@ -29,6 +29,20 @@ int xdev_proc_status_parse(const char *text, struct xdev_proc_status *ret);
  * parses it. -ESRCH: gone or unreadable; -EIO: malformed. */
 int xdev_proc_status_read(int procfd, pid_t pid, struct xdev_proc_status *ret);
 
+/* Parses the text of /proc/PID/syscall: *RET_NR gets the number of the
+ * system call the task is blocked in. Returns 0, -EBUSY when the task runs
+ * ("running"), or -EIO when it is blocked outside a system call ("-1 ...")
+ * or the text is malformed (*RET_NR then left alone). */
+int xdev_proc_syscall_parse(const char *text, long *ret_nr);
+
+/* Reads PID/syscall below PROCFD and parses it (root only: the kernel asks
+ * for the right to ptrace). -ESRCH: gone or unreadable. */
+int xdev_proc_syscall_read(int procfd, pid_t pid, long *ret_nr);
+
+/* Whether system call NR waits for events on fds (the poll, select and
+ * epoll families): where an event loop sleeps when it has nothing to do. */
+bool xdev_syscall_waits_for_events(long nr);
+
 /* What a process opens files with: its file system uid and gid and its
  * supplementary groups (at most XDEV_CREDS_GROUPS_MAX of them; COMPLETE is
  * false when it has more, or its Groups line was cut). */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <linux/kd.h>
 #include <sys/acl.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -576,12 +577,12 @@ START_TEST(test_busy_server_is_given_time) {
         server_left(&ta);
         sleep_ms(2000);
         assert_none_announced("bob's server is stopped: it may still open them");
-        ck_assert_msg(daemon_log_count("input node(s) and is busy; looking again") > 0,
+        ck_assert_msg(daemon_log_count("and is not done with its VT enter; looking again") > 0,
                       "the daemon did not say it waits for a busy server");
         /* woken, it sleeps without them: announced, before the patience */
         ck_assert_int_eq(kill(sb, SIGCONT), 0);
         wait_announced_to(H_UID_BOB, H_UID_ALICE, "bob's server woke without its nodes");
-        ck_assert_msg(daemon_log_count("and was busy all along") == 0,
+        ck_assert_msg(daemon_log_count("and was never seen done") == 0,
                       "announced at the end of the patience, not when the server was idle");
 
         /* alice's server stopped for good: announced when patience ends */
@@ -595,10 +596,90 @@ START_TEST(test_busy_server_is_given_time) {
         sleep_ms(2000);
         assert_none_announced("alice's server is stopped: it may still open them");
         wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice's server stayed stopped");
-        ck_assert_msg(daemon_log_count("and was busy all along") == 1,
+        ck_assert_msg(daemon_log_count("and was never seen done") == 1,
                       "the daemon did not say it gave up waiting for a busy server");
 
         ck_assert_int_eq(kill(sa, SIGCONT), 0);
+        server_end(sa);
+        server_end(sb);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+}
+END_TEST
+
+/* A display server like Xorg: holds its VT and the DRM primary node, and
+ * sleeps in nanosleep every 5 ms (a patched Xorg waiting for its grant at
+ * VT enter) until SIGUSR1, then in epoll_wait every 5 ms (back in its
+ * event loop, serving a client that keeps it awake). */
+static volatile sig_atomic_t display_in_loop;
+static void display_to_loop(int sig) {
+        (void) sig;
+        display_in_loop = 1;
+}
+
+static pid_t display_start(uid_t uid, int vt) {
+        int p[2];
+        char c, path[32];
+        pid_t pid;
+
+        ck_assert_int_eq(pipe(p), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int ep = epoll_create1(EPOLL_CLOEXEC);
+                struct epoll_event ev;
+                (void) signal(SIGTERM, SIG_DFL);
+                (void) signal(SIGUSR1, display_to_loop);
+                snprintf(path, sizeof path, "/dev/tty%d", vt);
+                if (ep < 0 || open(path, O_RDWR | O_NOCTTY | O_CLOEXEC) < 0 ||
+                    open("/dev/dri/card0", O_PATH | O_CLOEXEC) < 0 || setgroups(0, NULL) < 0 ||
+                    setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(10);
+                (void) !write(p[1], "r", 1);
+                for (;;)
+                        if (display_in_loop)
+                                (void) epoll_wait(ep, &ev, 1, 5);
+                        else
+                                (void) nanosleep(&(struct timespec) { 0, 5000000 }, NULL);
+        }
+        (void) close(p[1]);
+        ck_assert_msg(read(p[0], &c, 1) == 1, "the display server of uid %u did not start",
+                      (unsigned) uid);
+        (void) close(p[0]);
+        return pid;
+}
+
+/* A display server that holds a DRM primary node (Xorg) is done with its
+ * VT enter when it sleeps in its event loop (a poll, select or epoll
+ * wait), however often it wakes there: not before (a patched Xorg waits
+ * for its grant in nanosleep), and then at once (a stock Xorg whose opens
+ * failed, serving its clients). doc/DESIGN.md §3.10. */
+START_TEST(test_display_server_announced_once_back_in_its_loop) {
+        vts_graphics();
+        daemon_start();
+        pid_t sa = server_start(H_UID_ALICE, h_vt, NULL);
+        pid_t sb = display_start(H_UID_BOB, h_vt + 1);
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice logged in on the VT in front");
+        pid_t ta = server_start(H_UID_ALICE, h_vt, both_events);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+
+        uevents_clear();
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        wait_shared(H_UID_BOB, "rw", "bob's VT in front");
+        server_left(&ta);
+        sleep_ms(1200);
+        assert_none_announced("bob's display server sleeps in nanosleep: still in its VT enter");
+        unsigned gave_up = daemon_log_count("and was never seen done");
+        ck_assert_int_eq(kill(sb, SIGUSR1), 0);
+        wait_announced_to(H_UID_BOB, H_UID_ALICE, "bob's display server back in its event loop");
+        ck_assert_msg(daemon_log_count("and was never seen done") == gave_up,
+                      "announced when patience ended, not when the server was back in its loop");
+
         server_end(sa);
         server_end(sb);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
@@ -1905,6 +1986,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_daemon_survives_the_loss_of_the_state_directory);
         tcase_add_test(tc, test_new_holder_gets_its_event_nodes_announced);
         tcase_add_test(tc, test_busy_server_is_given_time);
+        tcase_add_test(tc, test_display_server_announced_once_back_in_its_loop);
         tcase_add_test(tc, test_holder_who_leaves_at_once_is_not_announced);
         tcase_add_test(tc, test_holder_who_holds_every_event_node_is_not_announced);
         tcase_add_test(tc, test_holder_gets_only_the_event_nodes_it_lacks_announced);

@@ -9,11 +9,16 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/acl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "access.h"
@@ -215,6 +220,74 @@ START_TEST(test_status_read_self) {
 }
 END_TEST
 
+/* /proc/PID/syscall: the call a task is blocked in, or that it runs. */
+START_TEST(test_syscall_parse) {
+        long nr = -7;
+
+        ck_assert_int_eq(xdev_proc_syscall_parse(
+                                 "232 0x4 0x7ffc 0x1 0xffffffff 0x0 0x0 0x7ffc 0x7f1a\n", &nr),
+                         0);
+        ck_assert_int_eq(nr, 232);
+        ck_assert_int_eq(xdev_proc_syscall_parse("running\n", &nr), -EBUSY);
+        ck_assert_int_eq(xdev_proc_syscall_parse("running", &nr), -EBUSY);
+        static const char *const bad[] = {
+                "-1 0x7ffc 0x7f1a\n",          "",       "runningx", "12a 0x0",
+                "99999999999999999999999 0x0", " 7 0x0", "x"
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                nr = -7;
+                ck_assert_msg(xdev_proc_syscall_parse(bad[i], &nr) == -EIO && nr == -7,
+                              "accepted \"%s\"", bad[i]);
+        }
+        ck_assert(xdev_syscall_waits_for_events(SYS_ppoll));
+        ck_assert(xdev_syscall_waits_for_events(SYS_epoll_pwait));
+#ifdef SYS_epoll_wait
+        ck_assert(xdev_syscall_waits_for_events(SYS_epoll_wait));
+#endif
+        ck_assert(!xdev_syscall_waits_for_events(SYS_clock_nanosleep));
+        ck_assert(!xdev_syscall_waits_for_events(SYS_read));
+        ck_assert(!xdev_syscall_waits_for_events(-1));
+}
+END_TEST
+
+/* A child blocked in ppoll is seen waiting for events, one in nanosleep
+ * not (the daemon's looks tell an event loop from a wait with them). */
+START_TEST(test_syscall_read_child) {
+        int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        long nr;
+
+        ck_assert_int_ge(procfd, 0);
+        for (int sleeper = 0; sleeper < 2; sleeper++) {
+                pid_t pid = fork();
+                ck_assert_int_ge(pid, 0);
+                if (pid == 0) {
+                        for (;;)
+                                if (sleeper)
+                                        (void) nanosleep(&(struct timespec) { 60, 0 }, NULL);
+                                else
+                                        (void) ppoll(NULL, 0, NULL, NULL);
+                }
+                int r = -1;
+                for (int ms = 0; ms < 5000; ms += 10) {
+                        r = xdev_proc_syscall_read(procfd, pid, &nr);
+                        if (r == 0 &&
+                            (sleeper ? nr == SYS_clock_nanosleep || nr == SYS_nanosleep
+                                     : nr == SYS_ppoll))
+                                break;
+                        (void) usleep(10000);
+                }
+                ck_assert_int_eq(r, 0);
+                ck_assert_msg(xdev_syscall_waits_for_events(nr) == !sleeper,
+                              "child %s seen in syscall %ld", sleeper ? "in nanosleep" : "in ppoll",
+                              nr);
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+        }
+        ck_assert_int_eq(xdev_proc_syscall_read(procfd, 0x7ffffff0, &nr), -ESRCH);
+        (void) close(procfd);
+}
+END_TEST
+
 /* /proc's numbered entries: pids only, this process among them. */
 START_TEST(test_numdir_walks_pids) {
         bool self = false;
@@ -341,6 +414,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_status_state_and_switches);
         tcase_add_test(tc, test_status_malformed);
         tcase_add_test(tc, test_status_read_self);
+        tcase_add_test(tc, test_syscall_parse);
+        tcase_add_test(tc, test_syscall_read_child);
         tcase_add_test(tc, test_creds_fields);
         tcase_add_test(tc, test_creds_may);
         tcase_add_test(tc, test_numdir_walks_pids);

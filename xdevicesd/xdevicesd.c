@@ -56,12 +56,12 @@
 #define ANNOUNCE_AFTER_MS 300
 #define ANNOUNCE_AFTER_MAX_MS 10000
 /* A server still opening its devices takes more of them from one look to
- * the next, or is busy (running, or stopped) between them: a patched Xorg
- * that waits for the grant, slowed by load, has opened none yet. The
- * daemon looks again, ANNOUNCE_AFTER_MS later, until two looks agree on
- * the nodes and the server did nothing between them (a stock Xorg whose
- * opens failed at VT enter), for at most LOOKS_PATIENCE_MS after the first
- * look; then it announces. Bounded above the patched Xorg's own wait for
+ * the next, or is not done with its VT enter (xdev_follow_settled(): a
+ * patched Xorg that waits for the grant, slowed by load, has opened none
+ * yet). The daemon looks again, ANNOUNCE_AFTER_MS later, until two looks
+ * agree on the nodes and the server is done (a stock Xorg whose opens
+ * failed at VT enter, back in its event loop), for at most
+ * LOOKS_PATIENCE_MS after the first look; then it announces. Bounded above the patched Xorg's own wait for
  * the grant (3 s at VT enter), so that a server kept busy for ever (by a
  * client that animates) is announced what it lacks all the same. */
 #define LOOKS_PATIENCE_MS 3500
@@ -530,7 +530,7 @@ static int announce_look(struct xdev_ctx *ctx, const struct xdev_follow_result *
                         &ctx->log,
                         "uid %u's server on tty%d lacks %zu of %zu input node(s)%s; looking again (look %.1f ms)",
                         uid, res->active_vt, m, res->n_evdev,
-                        l->n == 0 || m < l->last ? "" : " and is busy", t1);
+                        l->n == 0 || m < l->last ? "" : " and is not done with its VT enter", t1);
                 l->n++;
                 l->last = m;
                 l->servers = servers;
@@ -547,7 +547,7 @@ static int announce_look(struct xdev_ctx *ctx, const struct xdev_follow_result *
         xdev_debug(
                 &ctx->log,
                 "uid %u's server on tty%d lacks %zu of %zu input node(s)%s; announced %u again (look %.1f ms, announce %.1f ms)",
-                uid, res->active_vt, m, res->n_evdev, settled ? "" : " and was busy all along",
+                uid, res->active_vt, m, res->n_evdev, settled ? "" : " and was never seen done",
                 sent, t1, xdev_now_ms() - t0 - t1);
         return 0;
 }

@@ -46,6 +46,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                        (st.switches == again.switches &&
                         strstr(text, "\nnonvoluntary_ctxt_switches:")));
         }
+        /* the syscall line's parser on the same text */
+        long nr = -7;
+        r = xdev_proc_syscall_parse(text, &nr);
+        assert(r == 0 || r == -EBUSY || r == -EIO);
+        assert(r == 0 ? isdigit((unsigned char) text[0]) && nr >= 0 : nr == -7);
+        assert(r != -EBUSY || strncmp(text, "running", 7) == 0);
         /* the credentials' parser on the same text: refused, it leaves
          * its output alone; accepted, it keeps what fits and says so */
         struct xdev_creds c, cb;
