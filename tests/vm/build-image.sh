@@ -16,6 +16,12 @@
 # 12 images are never pruned for it; the patched Xorg is trixie's, from
 # build-xorg.sh's cache: make check-xserver-trixie or check-vm-trixie
 # builds it).
+# VM_INITS=1 adds inits/packages.list (openrc, runit, busybox), in a cache
+# of its own (default /var/cache/pam_xdevices-vm-inits), and installs the
+# project as make install does for OpenRC and runit (--with-initdir=no
+# --with-openrcdir=/etc/init.d --with-runitdir=/etc/sv), each enabled by its
+# one command; sysvinit's inittab runs OpenRC, and init=/lib/runit/runit-init
+# boots the same image with runit as PID 1 (inits/, check-vm.sh).
 # VM_WAYLAND=1 adds wayland/packages.list (sway, foot) to the packages, in a
 # cache of its own (default /var/cache/pam_xdevices-vm-wayland), so that the
 # default image stays as it is and is never pruned for it; it has no
@@ -40,7 +46,14 @@ suite=${VM_SUITE:-bookworm}
 case $suite in *[!a-z]*|'') echo "build-image: bad VM_SUITE '$suite'" >&2; exit 2 ;; esac
 wayland=${VM_WAYLAND:-0}
 case $wayland in 0|1) ;; *) echo "build-image: bad VM_WAYLAND '$wayland' (0 or 1)" >&2; exit 2 ;; esac
-if [ "$wayland" = 1 ]; then
+inits=${VM_INITS:-0}
+case $inits in 0|1) ;; *) echo "build-image: bad VM_INITS '$inits' (0 or 1)" >&2; exit 2 ;; esac
+if [ "$inits" = 1 ]; then
+	[ "$suite" = bookworm ] && [ "$wayland" = 0 ] ||
+		{ echo "build-image: VM_INITS=1 is for the Debian 12 X image only" >&2; exit 2; }
+	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm-inits}
+	xorg_builddir=
+elif [ "$wayland" = 1 ]; then
 	[ "$suite" = bookworm ] || { echo "build-image: VM_WAYLAND=1 is for the Debian 12 image only" >&2; exit 2; }
 	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm-wayland}
 	xorg_builddir=
@@ -71,6 +84,7 @@ make_base() {
 	local out=$1 pkgs
 	pkgs=$(grep -v '^#' "$here/packages.list" | xargs | tr ' ' ,)
 	[ "$wayland" = 0 ] || pkgs=$pkgs,$(grep -v '^#' "$here/wayland/packages.list" | xargs | tr ' ' ,)
+	[ "$inits" = 0 ] || pkgs=$pkgs,$(grep -v '^#' "$here/inits/packages.list" | xargs | tr ' ' ,)
 	mmdebstrap --variant=apt --include="$pkgs" \
 		--aptopt='APT::Install-Recommends "false"' \
 		--dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -86,10 +100,11 @@ make_base() {
 # function's text with the suite spelled out and without the Wayland line),
 # so the shared cache stays valid.
 base_key=$( { cat "$here/packages.list"
-	declare -f make_base | grep -v wayland | sed -e 's/"\$suite"/bookworm/' -e 's/\$suite/bookworm/g'
+	declare -f make_base | grep -v -e wayland -e inits | sed -e 's/"\$suite"/bookworm/' -e 's/\$suite/bookworm/g'
 	echo "$mirror $security_mirror"
 	[ "$suite" = bookworm ] || echo "$suite"
-	[ "$wayland" = 0 ] || cat "$here/wayland/packages.list"; } | hash_stream)
+	[ "$wayland" = 0 ] || cat "$here/wayland/packages.list"
+	[ "$inits" = 0 ] || cat "$here/inits/packages.list"; } | hash_stream)
 base=$cache/base-$base_key
 if [ ! -e "$base/.done" ]; then
 	say "building base rootfs $base (mmdebstrap, ~2 min)"
@@ -122,9 +137,15 @@ if [ "$with_project" = 1 ]; then
 				-o -name '*.la' -o -name Makefile -o -name libtool -o -name config.h \) -print0) |
 			(cd "$srcdir" && xargs -0 cp -u -p --parents -t "$src" 2>/dev/null || true)
 		[ -x "$src/configure" ] || (cd "$src" && ./autogen.sh >&2)
+		# the inits image: the OpenRC service where the sysvinit
+		# script would go, the runit directory where Debian's runit
+		# looks (/etc/sv), as a distribution of those inits builds it
+		init_args=
+		[ "$inits" = 0 ] || init_args="--with-initdir=no --with-openrcdir=/etc/init.d --with-runitdir=/etc/sv --with-systemdunitdir=no"
 		if [ ! -e "$build/config.status" ]; then
+			# shellcheck disable=SC2086
 			(cd "$build" && "$src/configure" --prefix=/usr --sysconfdir=/etc \
-				--libdir=/usr/lib/x86_64-linux-gnu >&2)
+				--libdir=/usr/lib/x86_64-linux-gnu $init_args >&2)
 		fi
 		make -s -C "$build" -j2 >&2
 		make -s -C "$build" install DESTDIR="$stage" >&2
@@ -158,6 +179,7 @@ make_layer() {
 	if [ "$wayland" = 1 ] && chroot "$root" dpkg -s elogind >/dev/null 2>&1; then
 		chroot "$root" dpkg --purge --force-depends elogind libpam-elogind >&2
 	fi
+	[ "$inits" = 0 ] || inits_layer "$root"
 	echo xdt >"$root/etc/hostname"
 	printf '127.0.0.1 localhost\n127.0.1.1 xdt\n' >"$root/etc/hosts"
 	echo '/dev/vda / ext4 rw,errors=remount-ro 0 0' >"$root/etc/fstab"
@@ -190,11 +212,35 @@ make_layer() {
 	sed -i 's/^#\?\(VERBOSE=\).*/\1no/' "$root/etc/default/rcS" 2>/dev/null || true
 	echo 'kernel.printk = 3 4 1 3' >"$root/etc/sysctl.d/10-quiet.conf"
 }
+# The inits image: xdevicesd enabled for OpenRC and for runit, each with
+# the one command its documentation gives; the test's gettys and
+# orchestrator as runit services too (inittab is not read under runit).
+inits_layer() {
+	local root=$1 sv=$1/etc/runit/runsvdir/default t u
+	install -m 0755 "$here"/inits/xdt-* "$root/usr/local/lib/xdt/"
+	chroot "$root" rc-update add xdevicesd default >&2
+	# Debian's runit: /etc/service is runsvdir/current (-> default)
+	chroot "$root" ln -s /etc/sv/xdevicesd /etc/service/
+	for t in 1 2 3; do
+		u=
+		case $t in 1) u="--autologin alice" ;; 2) u="--autologin bob" ;; esac
+		install -d "$root/etc/sv/xdt-tty$t"
+		printf '#!/bin/sh\nexec /usr/local/lib/xdt/xdt-gate tty%s /sbin/agetty %s --noclear tty%s linux\n' \
+			"$t" "$u" "$t" >"$root/etc/sv/xdt-tty$t/run"
+		chmod 0755 "$root/etc/sv/xdt-tty$t/run"
+		ln -sfn "/etc/sv/xdt-tty$t" "$sv/xdt-tty$t"
+	done
+	install -d "$root/etc/sv/xdt-orchestrate"
+	printf '#!/bin/sh\n/usr/local/lib/xdt/xdt-orchestrate\nexec sleep 100000\n' >"$root/etc/sv/xdt-orchestrate/run"
+	chmod 0755 "$root/etc/sv/xdt-orchestrate/run"
+	ln -sfn /etc/sv/xdt-orchestrate "$sv/xdt-orchestrate"
+}
 xorg_hash=none
 [ -x "$xorg_patched" ] && xorg_hash=$(sha256sum <"$xorg_patched" | cut -c1-16)
 img_key=$( {
 	echo "$base_key $xorg_hash"
 	declare -f make_layer
+	[ "$inits" = 0 ] || { declare -f inits_layer; cat "$here"/inits/*; }
 	(cd "$here" && cat guest/* linger/* follow/* wayland/* packages.list)
 	(cd "$stage" && find . -printf '%p %m %l\n' | sort && find . -type f -print0 | sort -z | xargs -0r cat)
 } | hash_stream)

@@ -8,6 +8,8 @@ for screendumps, keys and USB hotplug ("XDT-REQ n ..."), we answer
 ("XDT-ACK n ..."), and it reports "XDT-RESULT name PASS|FAIL|SKIP reason"
 and figures ("XDT-FIGURE text", printed with the summary). The guest asks
 for screendumps, keys, the USB tablet's position, and USB hotplug.
+"XDT-POWEROFF name": the guest powers off through its init; the scenario
+"name" passes when qemu then ends by itself (-no-reboot) in time.
 Screendumps are taken through QMP, converted to PNG and checked here.
 """
 import argparse
@@ -48,6 +50,10 @@ NAMES = {
     "r2": "roundtrip-xorg-patched",
     "w1": "wayland-sway",
     "w2": "roundtrip-sway",
+    "o1": "openrc-service",
+    "o2": "openrc-shutdown",
+    "u1": "runit-service",
+    "u2": "runit-shutdown",
 }
 DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 
@@ -187,6 +193,8 @@ def main():
     # wlroots 0.15 needs PRIME import, which bochs-drm (-vga std) lacks and
     # virtio-gpu has: the Wayland image runs with -vga virtio
     ap.add_argument("--vga", default="std", choices=["std", "virtio"])
+    # the inits image boots once per init: init=/lib/runit/runit-init
+    ap.add_argument("--append", default="", help="more kernel command line")
     ap.add_argument("--allow-skip", default="",
                     help="comma-separated scenarios (names or ids) that may SKIP; any other SKIP fails")
     args = ap.parse_args()
@@ -204,7 +212,7 @@ def main():
         "-m", args.memory, "-nodefaults", "-no-user-config",
         "-kernel", f"{args.image}/vmlinuz", "-initrd", f"{args.image}/initrd.img",
         "-append", "root=/dev/vda rw console=ttyS0 quiet loglevel=3 "
-                   f"xdt.run={','.join(wanted)}",
+                   f"xdt.run={','.join(wanted)}" + (f" {args.append}" if args.append else ""),
         "-drive", f"file={args.image}/rootfs.ext4,format=raw,if=virtio",
         "-snapshot", "-vga", args.vga, "-display", "none",
         "-device", "qemu-xhci,id=xhci", "-device", "usb-kbd,bus=xhci.0",
@@ -226,6 +234,7 @@ def main():
     results, order, begun, current = {}, [], {}, None
     figures = []
     boot_s = None
+    poweroff = None  # the scenario that waits for the guest's own poweroff
     try:
         deadline = start + 30
         qmp = None
@@ -246,6 +255,19 @@ def main():
             now = time.monotonic()
             if qemu.poll() is not None:
                 log("qemu exited with", qemu.returncode)
+                if poweroff:
+                    t = now - begun[poweroff]
+                    if qemu.returncode == 0:
+                        results[poweroff] = ("PASS", "", t)
+                        # what the console said of the daemon on the way down
+                        with open(serial_log, errors="replace") as f:
+                            tail = f.read().split("XDT-POWEROFF", 1)[-1].splitlines()
+                        for line in tail:
+                            if "xdevicesd" in line:
+                                log(f"{poweroff}: console: {line.strip()}")
+                    else:
+                        results[poweroff] = ("FAIL", f"qemu exited with {qemu.returncode}", t)
+                    current = None
                 break
             if now > end_all or now > phase_deadline:
                 log("timeout", "booting" if boot_s is None else f"in {current}")
@@ -255,6 +277,12 @@ def main():
             try:
                 chunk = ctl.recv(4096)
                 if not chunk:
+                    if poweroff:  # the guest is going down: qemu ends next
+                        try:
+                            qemu.wait(timeout=max(1, phase_deadline - time.monotonic()))
+                        except subprocess.TimeoutExpired:
+                            pass
+                        continue
                     break
                 buf += chunk
             except socket.timeout:
@@ -295,6 +323,11 @@ def main():
                         order.append(name)
                     current = None
                     phase_deadline = time.monotonic() + args.scenario_timeout
+                elif kind == "XDT-POWEROFF":
+                    poweroff = current = word[1]
+                    begun[current] = time.monotonic()
+                    phase_deadline = time.monotonic() + args.scenario_timeout
+                    order.append(current)
                 elif kind == "XDT-DONE":
                     done = True
                 elif kind == "XDT-REQ":
