@@ -1231,7 +1231,7 @@ static void before_unlock(const struct xdev_follow_self *self) {
 /* The event nodes the holder has been granted, for the caller to announce
  * again to udev's listeners (xdevicesd; doc/DESIGN.md §3.5.1). */
 static void list_holder_evdev(const struct txn *t, struct xdev_follow_result *ret) {
-        ret->n_evdev = 0;
+        ret->n_evdev = ret->n_drm = 0;
         if (!t->state.has_holder)
                 return;
         for (size_t i = 0; i < t->state.n_nodes && ret->n_evdev < XDEV_FOLLOW_EVDEV_MAX; i++) {
@@ -1240,6 +1240,14 @@ static void list_holder_evdev(const struct txn *t, struct xdev_follow_result *re
                 if (n->class == XDEV_CLASS_INPUT && n->granted && n->grantee == t->state.holder &&
                     base && strncmp(base + 1, "event", 5) == 0)
                         ret->evdev[ret->n_evdev++] = n->rdev;
+        }
+        ret->n_drm = 0;
+        for (size_t i = 0; i < t->state.n_nodes && ret->n_drm < XDEV_FOLLOW_DRM_MAX; i++) {
+                const struct xdev_node *n = &t->state.nodes[i];
+                /* primary nodes: minors below 64 (render nodes from 128) */
+                if (n->class == XDEV_CLASS_DRM && n->granted && n->grantee == t->state.holder &&
+                    minor(n->rdev) < 64)
+                        ret->drm[ret->n_drm++] = n->rdev;
         }
 }
 
@@ -1377,33 +1385,26 @@ static bool report_holds(const struct xdev_linger_report *report, pid_t pid, siz
         return false;
 }
 
-/* Whether PID holds a DRM primary node (card*: minors below 64), among
- * its first SERVER_FDS_MAX fds. */
-#define SERVER_FDS_MAX 4096
-static bool proc_holds_drm_primary(int procfd, pid_t pid) {
-        struct xdev_fddir d;
-        const char *name;
-        uint64_t num;
-        char path[32];
-        bool found = false;
+/* Whether PID is one of the display server's processes in REPORT: it
+ * holds target VT (the VT in front) or a target past it (a DRM primary
+ * node). *RET_DISPLAY: the latter. */
+static bool report_is_server(const struct xdev_linger_report *report, pid_t pid, size_t vt,
+                             size_t n_targets, bool *ret_display) {
+        bool server = false, display = false;
 
-        (void) snprintf(path, sizeof path, "%d/fd", (int) pid);
-        if (xdev_fddir_open(procfd, path, &d) < 0)
-                return false;
-        for (size_t n = 0; !found && n < SERVER_FDS_MAX && xdev_fddir_next(&d, 256, &num, &name);
-             n++) {
-                struct stat st;
-                found = fstatat(d.fd, name, &st, 0) == 0 && S_ISCHR(st.st_mode) &&
-                        major(st.st_rdev) == xdev_class_major(XDEV_CLASS_DRM) &&
-                        minor(st.st_rdev) < 64;
-        }
-        xdev_fddir_close(&d);
-        return found;
+        for (size_t t = vt; t < n_targets; t++)
+                if (report_holds(report, pid, t)) {
+                        server = true;
+                        display = display || t > vt;
+                }
+        if (ret_display)
+                *ret_display = display;
+        return server;
 }
 
-/* The processes of REPORT that hold target VT, each once, with their state
- * and context switches now, into *RET. */
-static void servers_read(const struct xdev_linger_report *report, size_t vt,
+/* The display server's processes in REPORT (report_is_server()), each
+ * once, with their state and context switches now, into *RET. */
+static void servers_read(const struct xdev_linger_report *report, size_t vt, size_t n_targets,
                          struct xdev_follow_servers *ret) {
         int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -1411,9 +1412,9 @@ static void servers_read(const struct xdev_linger_report *report, size_t vt,
         for (size_t j = 0; j < report->n && procfd >= 0; j++) {
                 pid_t pid = report->items[j].pid;
                 struct xdev_proc_status st;
-                bool seen = false;
+                bool seen = false, display;
 
-                if (strtoul(report->items[j].path, NULL, 10) != vt)
+                if (!report_is_server(report, pid, vt, n_targets, &display))
                         continue;
                 for (size_t k = 0; k < ret->n; k++)
                         seen = seen || ret->p[k].pid == pid;
@@ -1428,7 +1429,7 @@ static void servers_read(const struct xdev_linger_report *report, size_t vt,
                 ret->p[ret->n].pid = pid;
                 ret->p[ret->n].state = st.state;
                 ret->p[ret->n].switches = st.switches;
-                ret->p[ret->n].display = proc_holds_drm_primary(procfd, pid);
+                ret->p[ret->n].display = display;
                 ret->p[ret->n].waits = xdev_proc_syscall_read(procfd, pid, &nr) == 0 &&
                         xdev_syscall_waits_for_events(nr);
                 ret->n++;
@@ -1472,8 +1473,8 @@ bool xdev_follow_settled(const struct xdev_follow_servers *before,
 
 int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *res, dev_t *ret,
                        bool *ret_text, struct xdev_follow_servers *ret_servers) {
-        /* the event nodes, then the VT in front */
-        struct xdev_linger_target targets[XDEV_FOLLOW_EVDEV_MAX + 1];
+        /* the event nodes, the VT in front, the DRM primary nodes */
+        struct xdev_linger_target targets[XDEV_FOLLOW_EVDEV_MAX + 1 + XDEV_FOLLOW_DRM_MAX];
         struct xdev_linger_report report = { 0 };
         struct xdev_linger_opts opts = {
                 .report_only = true,
@@ -1484,7 +1485,7 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
                 .scan_budget = ctx->config.linger_scan_budget,
         };
         struct xdev_linger_counts c = { 0 };
-        size_t n = 0, vt = res->n_evdev;
+        size_t n = 0, vt = res->n_evdev, n_targets = vt + 1 + res->n_drm;
         bool server = false;
         int r;
 
@@ -1497,35 +1498,42 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
         *ret_text = r == 0; /* nobody to announce to */
         if (r <= 0 || res->n_evdev == 0)
                 return r;
-        for (size_t i = 0; i <= vt; i++) {
-                targets[i] = i < vt ? (struct xdev_linger_target) { .rdev = res->evdev[i],
-                                                                    .class = XDEV_CLASS_INPUT }
-                                    : (struct xdev_linger_target) {
-                                              .rdev = xdev_vt_devnum((unsigned) res->active_vt),
-                                              .class = XDEV_CLASS_VT
-                                      };
+        for (size_t i = 0; i < n_targets; i++) {
+                if (i < vt)
+                        targets[i] = (struct xdev_linger_target) { .rdev = res->evdev[i],
+                                                                   .class = XDEV_CLASS_INPUT };
+                else if (i == vt)
+                        targets[i] = (struct xdev_linger_target) {
+                                .rdev = xdev_vt_devnum((unsigned) res->active_vt),
+                                .class = XDEV_CLASS_VT
+                        };
+                else
+                        targets[i] = (struct xdev_linger_target) { .rdev = res->drm[i - vt - 1],
+                                                                   .class = XDEV_CLASS_DRM };
                 /* the report names a node by its target's path */
                 (void) snprintf(targets[i].path, sizeof targets[i].path, "%zu", i);
         }
-        r = xdev_linger_sweep(targets, vt + 1, &opts, &ctx->log, &c);
+        r = xdev_linger_sweep(targets, n_targets, &opts, &ctx->log, &c);
         if (r < 0)
                 goto out;
-        /* The display server is a process of the holder that holds the VT
-         * (Xorg, xdevices-vt-run); a node another process holds (a reader
-         * of the keyboard) is not its. Without one, no server of the
-         * holder could have failed to open a node (a root one opens all). */
+        /* The display server is the processes of the holder that hold the
+         * VT (Xorg, xdevices-vt-run) or a DRM primary node (a server on a
+         * seat); a node another process holds (a reader of the keyboard)
+         * is not its. Without a process on the VT, no server of the holder
+         * could have failed to open a node (a root one opens all). */
         for (size_t j = 0; j < report.n; j++)
                 server = server || strtoul(report.items[j].path, NULL, 10) == vt;
         for (size_t i = 0; i < vt && server; i++) {
                 bool held = false;
                 for (size_t j = 0; j < report.n && !held; j++)
-                        held = strtoul(report.items[j].path, NULL, 10) == vt &&
+                        held = report_is_server(&report, report.items[j].pid, vt, n_targets,
+                                                NULL) &&
                                 report_holds(&report, report.items[j].pid, i);
                 if (!held)
                         ret[n++] = res->evdev[i];
         }
         if (ret_servers)
-                servers_read(&report, vt, ret_servers);
+                servers_read(&report, vt, n_targets, ret_servers);
         /* the look took time: a switch meanwhile makes it void */
         r = vt_still_active(res->active_vt) ? (int) n : -EAGAIN;
 out:

@@ -99,6 +99,7 @@ struct xdev_follow_self {
 
 /* At most this many event nodes are listed in a follow result. */
 #define XDEV_FOLLOW_EVDEV_MAX 128
+#define XDEV_FOLLOW_DRM_MAX 16
 
 struct xdev_follow_result {
         int active_vt;
@@ -127,6 +128,10 @@ struct xdev_follow_result {
          * device number: the first XDEV_FOLLOW_EVDEV_MAX of them */
         size_t n_evdev;
         dev_t evdev[XDEV_FOLLOW_EVDEV_MAX];
+        /* the DRM primary nodes (/dev/dri/card*) the holder was granted:
+         * the first XDEV_FOLLOW_DRM_MAX of them */
+        size_t n_drm;
+        dev_t drm[XDEV_FOLLOW_DRM_MAX];
 };
 
 /* xdevicesd's step, run on every VT switch, session end and state change:
@@ -177,10 +182,12 @@ struct xdev_follow_servers {
 /* After a grant to RES's holder, once it stayed in front (xdevicesd): which
  * of RES's event nodes its display server did not open again, for the
  * daemon to announce (doc/DESIGN.md §3.10), into RET (room for
- * RES->n_evdev). The display server is a process of the holder that holds
- * the VT in front open; none when there is no such process, and none when
- * the VT is in text mode (*RET_TEXT set). A node is open to the server
- * when one of those processes holds it (an fd already revoked is not).
+ * RES->n_evdev). The display server is the processes of the holder that
+ * hold the VT in front open or one of RES's DRM primary nodes (a server
+ * on a seat may hold no VT); none when no process holds the VT, and none
+ * when the VT is in text mode (*RET_TEXT set). A node is open to the
+ * server when one of those processes holds it (an fd already revoked is
+ * not).
  * Read with a report-only sweep of the holder's processes (CTX->procs, else
  * every process), bounded as a sweep; takes no lock and changes nothing.
  * Returns their number, or -EAGAIN when the VT in front is no longer
