@@ -48,6 +48,8 @@ NAMES = {
     "r2": "roundtrip-xorg-patched",
     "w1": "wayland-sway",
     "w2": "roundtrip-sway",
+    "w3": "xorg-libseat",
+    "w4": "xlibre-libseat",
 }
 DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 
