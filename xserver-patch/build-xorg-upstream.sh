@@ -21,6 +21,13 @@
 #   XORG_UPSTREAM_CACHE  the cache (default
 #                     /var/cache/pam_xdevices-xorg-upstream; the newest two
 #                     builds of each tarball are kept)
+#   XORG_UPSTREAM_PATCHES  patches to apply instead of the series, in
+#                     order: paths, or file names in XDEV_UPSTREAM_DIR (a
+#                     distribution's patches, applied as it applies them:
+#                     an offset is accepted, fuzz is not)
+#   XORG_UPSTREAM_MESON  more meson options (-Dseatd_libseat=true)
+#   XORG_UPSTREAM_PACKAGES  more packages the build needs (libseat-dev)
+#   XORG_UPSTREAM_BUILDER  what the build adds, for Xorg -version
 #   MAKE_JOBS         parallel jobs (default: 2)
 # Result: "$BUILDDIR/stage/usr/bin/Xorg". Must run as root (apt-get, chroot).
 
@@ -38,7 +45,16 @@ JOBS=${MAKE_JOBS:-2}
 
 die() { echo "build-xorg-upstream: $*" >&2; exit 1; }
 say() { echo "build-xorg-upstream: $*"; }
-patches() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$SERIES"; }
+# The patches, one path a line: the series, or XORG_UPSTREAM_PATCHES.
+patches() {
+	if [ -n "${XORG_UPSTREAM_PATCHES:-}" ]; then
+		for p in $XORG_UPSTREAM_PATCHES; do
+			case $p in */*) echo "$p" ;; *) echo "$UPDIR/$p" ;; esac
+		done
+	else
+		sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e "s|^|$PATCHDIR/|" "$SERIES"
+	fi
+}
 now() { date +%s; }
 stage_start() { STAGE_NAME=$1; STAGE_T0=$(now); say "== $1"; }
 stage_end() { say "== $STAGE_NAME took $(( $(now) - STAGE_T0 )) s"; }
@@ -46,7 +62,7 @@ stage_end() { say "== $STAGE_NAME took $(( $(now) - STAGE_T0 )) s"; }
 [ -f "$SERIES" ] || die "no series file at $SERIES"
 [ -f "$TARBALL" ] || die "no tarball $TARBALL (XDEV_UPSTREAM_DIR, XORG_UPSTREAM_TARBALL)"
 for p in $(patches); do
-	[ -f "$PATCHDIR/$p" ] || die "series names missing patch $p"
+	[ -f "$p" ] || die "no patch $p"
 done
 NAME=$(basename "$TARBALL")
 NAME=${NAME%.tar.*}
@@ -58,10 +74,13 @@ else
 	CACHED=1
 	key=$( {
 		echo "suite $SUITE"
-		cat "$HERE/build-xorg-upstream.sh" "$SERIES"
+		echo "meson ${XORG_UPSTREAM_MESON:-}"
+		echo "packages ${XORG_UPSTREAM_PACKAGES:-}"
+		echo "builder ${XORG_UPSTREAM_BUILDER:-}"
+		cat "$HERE/build-xorg-upstream.sh"
 		for p in $(patches); do
-			echo "== $p"
-			cat "$PATCHDIR/$p"
+			echo "== $(basename "$p")"
+			cat "$p"
 		done
 		sha256sum <"$TARBALL"
 	} | sha256sum | cut -c1-16)
@@ -95,10 +114,22 @@ if [ -z "${XORG_UPSTREAM_IN_ROOT:-}" ]; then
 		fi
 		rm -f "$DONE"
 	fi
-	mkdir -p "$BUILDDIR"
+	# The patches go with the build (the build root sees only it): numbered
+	# in their order, and whether an offset is accepted.
+	rm -rf "$BUILDDIR/patches"
+	mkdir -p "$BUILDDIR/patches"
+	n=0
+	for p in $(patches); do
+		n=$((n + 1))
+		cp "$p" "$BUILDDIR/patches/$(printf %02d "$n")-$(basename "$p")"
+	done
+	[ -z "${XORG_UPSTREAM_PATCHES:-}" ] || : >"$BUILDDIR/patches/.offset-ok"
 	if [ "$SUITE" = host ]; then
 		XORG_UPSTREAM_IN_ROOT=host XORG_UPSTREAM_BUILDDIR=$BUILDDIR \
 			XORG_UPSTREAM_TARBALL=$TARBALL MAKE_JOBS=$JOBS \
+			XORG_UPSTREAM_MESON="${XORG_UPSTREAM_MESON:-}" \
+			XORG_UPSTREAM_PACKAGES="${XORG_UPSTREAM_PACKAGES:-}" \
+			XORG_UPSTREAM_BUILDER="${XORG_UPSTREAM_BUILDER:-}" \
 			nice -n 10 sh "$HERE/build-xorg-upstream.sh" "$@"
 	else
 		tdir=$(cd "$(dirname "$TARBALL")" && pwd)
@@ -106,6 +137,9 @@ if [ -z "${XORG_UPSTREAM_IN_ROOT:-}" ]; then
 			"$HERE=/xserver-patch" "$BUILDDIR=/build" "$tdir=/upstream" -- \
 			env XORG_UPSTREAM_IN_ROOT="$SUITE" XORG_UPSTREAM_BUILDDIR=/build \
 			XORG_UPSTREAM_TARBALL="/upstream/$(basename "$TARBALL")" MAKE_JOBS="$JOBS" \
+			XORG_UPSTREAM_MESON="${XORG_UPSTREAM_MESON:-}" \
+			XORG_UPSTREAM_PACKAGES="${XORG_UPSTREAM_PACKAGES:-}" \
+			XORG_UPSTREAM_BUILDER="${XORG_UPSTREAM_BUILDER:-}" \
 			sh /xserver-patch/build-xorg-upstream.sh "$@"
 	fi
 	if [ "$CACHED" = 1 ]; then
@@ -127,7 +161,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 stage_start "apt (build-dep xorg-server, meson, ninja)"
 missing=
-for pkg in meson ninja-build xz-utils patch python3; do
+for pkg in meson ninja-build xz-utils patch python3 ${XORG_UPSTREAM_PACKAGES:-}; do
 	dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed' ||
 		missing="$missing $pkg"
 done
@@ -154,12 +188,14 @@ tar -C "$SRC" --strip-components=1 -xJf "$TARBALL"
 stage_end
 
 stage_start "patch"
-for p in $(patches); do
-	say "applying $p"
-	# --fuzz=0 refuses fuzz; an offset is refused below.
-	out=$(patch -d "$SRC" -p1 --fuzz=0 --no-backup-if-mismatch -i "$PATCHDIR/$p" 2>&1) ||
+for p in "$BUILDDIR"/patches/*.patch; do
+	[ -f "$p" ] || continue
+	say "applying $(basename "$p")"
+	# --fuzz=0 refuses fuzz; an offset is refused below (but for a
+	# distribution's patches, which it applies so).
+	out=$(patch -d "$SRC" -p1 --fuzz=0 --no-backup-if-mismatch -i "$p" 2>&1) ||
 		{ echo "$out" >&2; die "$p does not apply"; }
-	if echo "$out" | grep -qE 'offset|fuzz'; then
+	if [ ! -f "$BUILDDIR/patches/.offset-ok" ] && echo "$out" | grep -qE 'offset|fuzz'; then
 		echo "$out" >&2
 		die "$p applies only with an offset or fuzz; refresh it"
 	fi
@@ -175,6 +211,9 @@ for o in xorg=true xwayland=false xnest=false xvfb=false xephyr=false \
 	xf86-input-inputtest=false; do
 	grep -q "option('${o%%=*}'" "$SRC/meson_options.txt" && opts="$opts -D$o"
 done
+# (XLibre has no builder_string)
+builder=
+grep -q "option('builder_string'" "$SRC/meson_options.txt" && builder=yes
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 # Modules go to /usr/lib/MULTIARCH/xorg/modules, not Debian's
 # /usr/lib/xorg/modules, whose drivers are built for another ABI.
@@ -183,7 +222,8 @@ meson setup "$OBJ" "$SRC" $opts \
 	--prefix=/usr --sysconfdir=/etc --localstatedir=/var \
 	--libdir="lib/$multiarch" --buildtype=debugoptimized \
 	-Dxkb_dir=/usr/share/X11/xkb -Dxkb_output_dir=/var/lib/xkb \
-	-Dbuilder_string="$NAME + pam_xdevices xserver-patch/upstream" \
+	${builder:+"-Dbuilder_string=$NAME + ${XORG_UPSTREAM_BUILDER:-pam_xdevices xserver-patch/upstream}"} \
+	${XORG_UPSTREAM_MESON:-} \
 	>>"$LOG" 2>&1 || { tail -n 30 "$LOG" >&2; die "meson setup failed, see $LOG"; }
 stage_end
 

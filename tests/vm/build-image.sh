@@ -26,7 +26,10 @@
 # cache of its own (default /var/cache/pam_xdevices-vm-wayland), so that the
 # default image stays as it is and is never pruned for it; it has no
 # patched Xorg (its scenarios run none), so that it does not depend on
-# whether one was built before it.
+# whether one was built before it. It has instead the X servers built with
+# libseat (../../xserver-patch/build-xorg-libseat.sh: Xorg 21.1.24 with
+# Chimera's patch, XLibre 25.2.2) that are in that script's cache, each in
+# /usr/local/lib/xdt/NAME-libseat/ (Xorg, modules/), for w3 and w4.
 # The base rootfs (packages only, slow) and the image (base + project + test
 # scripts, fast) are cached separately, each under a hash of its inputs.
 set -euo pipefail
@@ -45,6 +48,7 @@ done
 suite=${VM_SUITE:-bookworm}
 case $suite in *[!a-z]*|'') echo "build-image: bad VM_SUITE '$suite'" >&2; exit 2 ;; esac
 wayland=${VM_WAYLAND:-0}
+libseat_stages=
 case $wayland in 0|1) ;; *) echo "build-image: bad VM_WAYLAND '$wayland' (0 or 1)" >&2; exit 2 ;; esac
 inits=${VM_INITS:-0}
 case $inits in 0|1) ;; *) echo "build-image: bad VM_INITS '$inits' (0 or 1)" >&2; exit 2 ;; esac
@@ -57,6 +61,10 @@ elif [ "$wayland" = 1 ]; then
 	[ "$suite" = bookworm ] || { echo "build-image: VM_WAYLAND=1 is for the Debian 12 image only" >&2; exit 2; }
 	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm-wayland}
 	xorg_builddir=
+	for s in xorg xlibre; do
+		d=$(XORG_LIBSEAT_SERVER=$s sh "$srcdir/xserver-patch/build-xorg-libseat.sh" --print-builddir) || continue
+		[ -f "$d/.build-xorg-upstream-done" ] && libseat_stages="$libseat_stages $s=$d/stage"
+	done
 elif [ "$suite" = bookworm ]; then
 	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm}
 	xorg_builddir=$(sh "$srcdir/xserver-patch/build-xorg.sh" --print-builddir)
@@ -173,6 +181,14 @@ make_layer() {
 	if [ -x "$xorg_patched" ]; then
 		install -m 0755 "$xorg_patched" "$root/usr/local/lib/xdt/Xorg-patched"
 	fi
+	# (the modules: the directory of drivers/, XLibre's .../modules/xlibre-25)
+	local sd md
+	for sd in $libseat_stages; do
+		install -d -m 0755 "$root/usr/local/lib/xdt/${sd%%=*}-libseat"
+		install -m 0755 "${sd#*=}/usr/bin/Xorg" "$root/usr/local/lib/xdt/${sd%%=*}-libseat/Xorg"
+		md=$(find "${sd#*=}" -path '*/xorg/modules*/drivers/modesetting_drv.so' | head -n 1)
+		cp -a "${md%/drivers/*}" "$root/usr/local/lib/xdt/${sd%%=*}-libseat/modules"
+	done
 	# No logind of any kind in the Wayland image: sway's polkitd pulls in
 	# elogind, whose PAM module and daemon would manage the sessions (and
 	# make pam_xdevices stand down). Purged, polkitd's dependency broken.
@@ -239,6 +255,8 @@ xorg_hash=none
 [ -x "$xorg_patched" ] && xorg_hash=$(sha256sum <"$xorg_patched" | cut -c1-16)
 img_key=$( {
 	echo "$base_key $xorg_hash"
+	# each build directory's name holds the hash of its inputs
+	echo "libseat:$libseat_stages"
 	declare -f make_layer
 	[ "$inits" = 0 ] || { declare -f inits_layer; cat "$here"/inits/*; }
 	(cd "$here" && cat guest/* linger/* follow/* wayland/* packages.list)
@@ -246,7 +264,7 @@ img_key=$( {
 } | hash_stream)
 img=$cache/img-$img_key
 if [ ! -e "$img/.done" ]; then
-	say "building image $img (project: $project, patched Xorg: $([ "$xorg_hash" = none ] && echo absent || echo present))"
+	say "building image $img (project: $project, patched Xorg: $([ "$xorg_hash" = none ] && echo absent || echo present)${libseat_stages:+, with libseat:$libseat_stages})"
 	t0=$SECONDS
 	rm -rf "$img" "$img.tmp"
 	mkdir -p "$img.tmp"

@@ -14,9 +14,12 @@
 # and 20 logins in a row with xdevicesd (t1, login-repeat: util-linux
 # login); OUT gets a -trixie suffix.
 # VM_WAYLAND=1: the Wayland image (build-image.sh: sway, foot, no seatd, no
-# logind), by default only its scenarios w1 (wayland-sway) and w2
-# (roundtrip-sway), with -vga virtio
-# (run-vm.py); OUT gets a -wayland suffix.
+# logind), by default only its scenarios w1 (wayland-sway), w2
+# (roundtrip-sway), w3 (xorg-libseat) and w4 (xlibre-libseat), with -vga
+# virtio (run-vm.py); OUT gets a -wayland suffix. The X servers of w3 and
+# w4 are built first (xserver-patch/build-xorg-libseat.sh, cached under a
+# hash of its inputs, as build-xorg.sh's); VM_ALLOW_SKIP=xorg-libseat or
+# xlibre-libseat builds none of that one, and its scenario may skip.
 # VM_INITS=1: the inits image (build-image.sh: openrc, runit, busybox; the
 # project installed for OpenRC and runit), booted once per init, each boot
 # with its scenarios (inits/xdt-inits-scenarios): OpenRC under sysvinit's
@@ -35,7 +38,7 @@ srcdir=$here/../.. builddir= out=
 scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
 [ "$suite" = bookworm ] || scenarios=r1,r2,s1,s3,t1
-[ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2
+[ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2,w3,w4
 [ "${VM_INITS:-0}" = 0 ] || scenarios=o1,o2,u1,u2
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -89,6 +92,21 @@ if [ "$want_xorg" = 1 ] && [ "$build_xorg" = 1 ]; then
 	echo "check-vm: patched Xorg ready in $((SECONDS - t0)) s"
 elif [ "$want_xorg" = 1 ]; then
 	echo "check-vm: *** the patched Xorg is not built (VM_ALLOW_SKIP): xinit-patched-xorg runs only if a cached one exists ***"
+fi
+# The X servers with libseat of the Wayland image's w3 and w4: each built
+# once, then found in its cache (where build-image.sh looks for it).
+if [ "${VM_WAYLAND:-0}" = 1 ]; then
+	for s in xorg:w3:xorg-libseat xlibre:w4:xlibre-libseat; do
+		server=${s%%:*} id=${s#*:} id=${id%%:*} name=${s##*:}
+		case ",$scenarios," in *,"$id",* | *,"$name",*) ;; *) continue ;; esac
+		case ",$allow_skip," in *,"$id",* | *,"$name",*) continue ;; esac
+		t0=$SECONDS
+		if ! XORG_LIBSEAT_SERVER=$server sh "$srcdir/xserver-patch/build-xorg-libseat.sh" >&2; then
+			echo "FAIL: $name: no $server with libseat (xserver-patch/build-xorg-libseat.sh failed)"
+			exit 1
+		fi
+		echo "check-vm: $server with libseat ready in $((SECONDS - t0)) s"
+	done
 fi
 t0=$SECONDS
 img=$("$here/build-image.sh" --srcdir "$srcdir" | tail -n 1)

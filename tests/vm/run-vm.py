@@ -54,6 +54,8 @@ NAMES = {
     "o2": "openrc-shutdown",
     "u1": "runit-service",
     "u2": "runit-shutdown",
+    "w3": "xorg-libseat",
+    "w4": "xlibre-libseat",
 }
 DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 
