@@ -84,10 +84,13 @@ enum xdev_follow_phase {
 
 /* The caller of the follow steps (xdevicesd, which makes the shared devices
  * follow the VT in front) identifies itself with PID and START. The calls
- * are optional (NULL: none), each given DATA, all under the state lock:
- * PHASE_END as each phase ends; BEFORE_GRANT before the shared devices are
- * granted to a new holder; BEFORE_UNLOCK at the end, the state written and
- * every other writer still kept out. */
+ * are optional (NULL: none), each given DATA: PHASE_END as each phase ends;
+ * BEFORE_GRANT before the shared devices are granted to a new holder;
+ * BEFORE_UNLOCK at the end, the state written and every other writer still
+ * kept out. All three are called with the state lock held: every other
+ * login, logout and hotplug waits for as long as they run (the test knob
+ * --test-grant-delay sleeps there on purpose), and they must not call back
+ * into the core, which would take the lock again. */
 struct xdev_follow_self {
         pid_t pid;
         uint64_t start;
