@@ -2,7 +2,7 @@
 /* The /proc sweeper: finds the processes that still hold a node open after
  * its grant was taken back, and revokes, demotes or terminates them as its
  * options say. Which nodes, whose processes and with which options is the
- * policy's (policy.c).
+ * policy's (linger.c).
  *
  * Rules this file keeps:
  *  1. A process is identified by a pidfd taken before it is checked; every

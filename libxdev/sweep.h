@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The /proc sweeper: processes that still hold an fd to a shared node after
  * the grant was taken back, found and acted on as the options say. It knows
- * neither the state nor the config (policy.h turns them into options). */
+ * neither the state nor the config (linger.h turns them into options). */
 #pragma once
 
 #include <stdbool.h>

@@ -34,7 +34,7 @@
 
 #include "harness.h"
 #include "util.h"
-#include "policy.h"
+#include "linger.h"
 #include "core.h"
 #include "runner.h"
 
