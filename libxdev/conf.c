@@ -108,7 +108,7 @@ void xdev_config_init(struct xdev_config *config) {
                 .source = XDEV_SOURCE_AUTO,
                 .lingering = XDEV_LINGER_REVOKE,
                 .linger_grace_ms = 2000,
-                .linger_scan_budget = 8192, /* XDEV_LINGER_SCAN_BUDGET */
+                .linger_scan_budget = 8192, /* XDEV_SWEEP_SCAN_BUDGET */
                 .runtime_dir = true,
         };
 }

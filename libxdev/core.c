@@ -396,7 +396,7 @@ out:
          * (doc/DESIGN.md §3.5.10). Only when the devices changed hands: a
          * logout that takes nothing shared away leaves nothing to find. */
         if (lost) {
-                struct xdev_linger_counts c;
+                struct xdev_sweep_counts c;
                 int q = xdev_sweep_others(ctx, NULL, &c);
                 if (q < 0)
                         xdev_log(&ctx->log, LOG_ERR,
@@ -647,7 +647,7 @@ static bool vt_still_active(int vt) {
 }
 
 /* Whether REPORT shows PID holding target T (an fd not revoked). */
-static bool report_holds(const struct xdev_linger_report *report, pid_t pid, size_t t) {
+static bool report_holds(const struct xdev_sweep_report *report, pid_t pid, size_t t) {
         for (size_t j = 0; j < report->n; j++)
                 if (report->items[j].pid == pid && !report->items[j].revoked &&
                     strtoul(report->items[j].path, NULL, 10) == t)
@@ -657,7 +657,7 @@ static bool report_holds(const struct xdev_linger_report *report, pid_t pid, siz
 
 /* The processes of REPORT that hold target VT, each once, with their state
  * and context switches now, into *RET. */
-static void servers_read(const struct xdev_linger_report *report, size_t vt,
+static void servers_read(const struct xdev_sweep_report *report, size_t vt,
                          struct xdev_follow_servers *ret) {
         int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -710,9 +710,9 @@ bool xdev_follow_settled(const struct xdev_follow_servers *before,
 int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *res, dev_t *ret,
                        bool *ret_text, struct xdev_follow_servers *ret_servers) {
         /* the event nodes, then the VT in front */
-        struct xdev_linger_target targets[XDEV_FOLLOW_EVDEV_MAX + 1];
-        struct xdev_linger_report report = { 0 };
-        struct xdev_linger_opts opts = {
+        struct xdev_sweep_target targets[XDEV_FOLLOW_EVDEV_MAX + 1];
+        struct xdev_sweep_report report = { 0 };
+        struct xdev_sweep_opts opts = {
                 .report_only = true,
                 .report = &report,
                 .has_only = true,
@@ -720,7 +720,7 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
                 .procs = ctx->procs,
                 .scan_budget = ctx->config.linger_scan_budget,
         };
-        struct xdev_linger_counts c = { 0 };
+        struct xdev_sweep_counts c = { 0 };
         size_t n = 0, vt = res->n_evdev;
         bool server = false;
         int r;
@@ -735,16 +735,16 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
         if (r <= 0 || res->n_evdev == 0)
                 return r;
         for (size_t i = 0; i <= vt; i++) {
-                targets[i] = i < vt ? (struct xdev_linger_target) { .rdev = res->evdev[i],
-                                                                    .class = XDEV_CLASS_INPUT }
-                                    : (struct xdev_linger_target) {
+                targets[i] = i < vt ? (struct xdev_sweep_target) { .rdev = res->evdev[i],
+                                                                   .class = XDEV_CLASS_INPUT }
+                                    : (struct xdev_sweep_target) {
                                               .rdev = xdev_vt_devnum((unsigned) res->active_vt),
                                               .class = XDEV_CLASS_VT
                                       };
                 /* the report names a node by its target's path */
                 (void) snprintf(targets[i].path, sizeof targets[i].path, "%zu", i);
         }
-        r = xdev_linger_sweep(targets, vt + 1, &opts, &ctx->log, &c);
+        r = xdev_sweep_run(targets, vt + 1, &opts, &ctx->log, &c);
         if (r < 0)
                 goto out;
         /* The display server is a process of the holder that holds the VT
@@ -766,7 +766,7 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
         /* the look took time: a switch meanwhile makes it void */
         r = vt_still_active(res->active_vt) ? (int) n : -EAGAIN;
 out:
-        xdev_linger_report_free(&report);
+        xdev_sweep_report_free(&report);
         return r;
 }
 
@@ -842,11 +842,11 @@ int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_los
 }
 
 /* Lingering holders of every shared node: everyone but root and the holder. */
-static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts,
-                         struct xdev_linger_counts *c) {
+static int linger_locked(struct xdev_ctx *ctx, struct xdev_sweep_opts *opts,
+                         struct xdev_sweep_counts *c) {
         struct xdev_store store = { -1, -1 };
         struct xdev_state state = { 0 };
-        struct xdev_linger_target *targets = NULL;
+        struct xdev_sweep_target *targets = NULL;
         size_t n = 0;
         unsigned line;
         int r;
@@ -863,14 +863,14 @@ static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts,
                 xdev_log(&ctx->log, LOG_NOTICE,
                          "uid %u holds the shared devices now; nothing to revoke",
                          (unsigned) opts->only_uid);
-                *c = (struct xdev_linger_counts) { 0 };
+                *c = (struct xdev_sweep_counts) { 0 };
                 r = 0;
                 goto out;
         }
         r = xdev_linger_shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
         if (r < 0)
                 goto out;
-        r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);
+        r = xdev_sweep_run(targets, n, opts, &ctx->log, c);
 out:
         free(targets);
         xdev_state_free(&state);
@@ -879,11 +879,11 @@ out:
 }
 
 int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
-        struct xdev_linger_opts opts = {
+        struct xdev_sweep_opts opts = {
                 .has_only = !all,
                 .only_uid = uid,
         };
-        struct xdev_linger_counts c = { 0 };
+        struct xdev_sweep_counts c = { 0 };
         int r;
 
         xdev_linger_opts_from_config(&opts, &ctx->config);
@@ -920,17 +920,17 @@ static int pid_list_of(void *data, uid_t uid, pid_t **ret, size_t *n) {
  * LOOK_ONLY (it reads and reports), else before (it acts, against the
  * state of that moment). A sweep of one uid (HAS_ONLY) that holds the
  * devices again by then does nothing. */
-static int others_sweep(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, bool look_only,
-                        struct xdev_linger_counts *c) {
+static int others_sweep(struct xdev_ctx *ctx, struct xdev_sweep_opts *opts, bool look_only,
+                        struct xdev_sweep_counts *c) {
         struct xdev_store store = { -1, -1 };
         struct xdev_state state = { 0 };
-        struct xdev_linger_target *targets = NULL;
+        struct xdev_sweep_target *targets = NULL;
         uid_t *spare = NULL;
         size_t n = 0, ns = 0;
         unsigned line;
         int r;
 
-        *c = (struct xdev_linger_counts) { 0 };
+        *c = (struct xdev_sweep_counts) { 0 };
         r = xdev_store_open(&store, ctx->statedir);
         if (r < 0)
                 return r;
@@ -959,7 +959,7 @@ static int others_sweep(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, boo
         r = xdev_linger_shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
         if (r < 0)
                 goto out;
-        r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);
+        r = xdev_sweep_run(targets, n, opts, &ctx->log, c);
 out:
         free(spare);
         free(targets);
@@ -971,26 +971,26 @@ out:
 /* One half of the pass after the lock: LOOK (report-only, the candidates
  * in LOOK->procs or every process) read without the lock, then what it
  * found read again and acted on under the lock, as at a VT switch. */
-static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_linger_opts *how,
-                                struct xdev_linger_counts *ret) {
-        struct xdev_linger_report rep = { 0 };
-        struct xdev_linger_opts look = *how;
-        struct xdev_linger_counts c;
+static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_sweep_opts *how,
+                                struct xdev_sweep_counts *ret) {
+        struct xdev_sweep_report rep = { 0 };
+        struct xdev_sweep_opts look = *how;
+        struct xdev_sweep_counts c;
         struct pid_list cand = { 0 };
         int r;
 
         look.report_only = true;
         look.report = &rep;
-        look.scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX;
+        look.scan_budget = XDEV_SWEEP_SCAN_BUDGET_MAX;
         r = others_sweep(ctx, &look, true, &c);
         ret->examined += c.examined;
         if (r < 0 || rep.n == 0) {
-                xdev_linger_report_free(&rep);
+                xdev_sweep_report_free(&rep);
                 return r < 0 ? r : 0;
         }
         cand.pids = malloc(rep.n * sizeof *cand.pids);
         if (!cand.pids) {
-                xdev_linger_report_free(&rep);
+                xdev_sweep_report_free(&rep);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < rep.n; i++) {
@@ -1000,10 +1000,10 @@ static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_linger_o
                 if (!seen)
                         cand.pids[cand.n++] = rep.items[i].pid;
         }
-        xdev_linger_report_free(&rep);
+        xdev_sweep_report_free(&rep);
         struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &cand };
-        struct xdev_linger_opts act = *how;
-        act.scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX;
+        struct xdev_sweep_opts act = *how;
+        act.scan_budget = XDEV_SWEEP_SCAN_BUDGET_MAX;
         act.report_only = false;
         act.report = NULL;
         /* "warn" only logs, here too */
@@ -1014,23 +1014,23 @@ static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_linger_o
         act.grace_ms = ctx->config.linger_grace_ms;
         r = others_sweep(ctx, &act, false, &c);
         c.examined = 0;
-        xdev_linger_counts_add(ret, &c);
+        xdev_sweep_counts_add(ret, &c);
         free(cand.pids);
         return r;
 }
 
-int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer,
-                      struct xdev_linger_counts *ret) {
-        struct xdev_linger_opts look = { .others = true };
+int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer,
+                      struct xdev_sweep_counts *ret) {
+        struct xdev_sweep_opts look = { .others = true };
         int r = 0;
 
-        *ret = (struct xdev_linger_counts) { 0 };
+        *ret = (struct xdev_sweep_counts) { 0 };
         if (defer && defer->n > 0) {
                 /* a switch's processes over the scan budget, of a uid with
                  * a session: each read to the end, then cut off at once if
                  * it holds, the least read under the lock first, so that a
                  * big process does not keep a small one waiting */
-                size_t order[XDEV_LINGER_DEFER_MAX];
+                size_t order[XDEV_SWEEP_DEFER_MAX];
                 for (size_t i = 0; i < defer->n; i++)
                         order[i] = i;
                 for (size_t i = 1; i < defer->n; i++)
@@ -1043,9 +1043,9 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defe
                 for (size_t i = 0; i < defer->n && r >= 0; i++) {
                         struct pid_list l = { (pid_t *) &defer->pids[order[i]], 1 };
                         struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &l };
-                        struct xdev_linger_opts mine = { .has_only = true,
-                                                         .only_uid = defer->uid,
-                                                         .procs = &src };
+                        struct xdev_sweep_opts mine = { .has_only = true,
+                                                        .only_uid = defer->uid,
+                                                        .procs = &src };
                         r = others_look_then_act(ctx, &mine, ret);
                 }
         }
@@ -1060,8 +1060,8 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defe
 }
 
 int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
-        struct xdev_linger_opts opts = { .report_only = true };
-        struct xdev_linger_counts c = { 0 };
+        struct xdev_sweep_opts opts = { .report_only = true };
+        struct xdev_sweep_counts c = { 0 };
         struct xdev_txn t;
         int r;
 
@@ -1098,6 +1098,6 @@ void xdev_status_free(struct xdev_status *st) {
                 return;
         xdev_state_free(&st->state);
         free(st->leader_alive);
-        xdev_linger_report_free(&st->lingering);
+        xdev_sweep_report_free(&st->lingering);
         *st = (struct xdev_status) { 0 };
 }

@@ -71,21 +71,21 @@ struct xdev_follow_result {
         int active_vt;
         bool has_holder;
         uid_t holder;
-        bool changed;                   /* the state was saved and nodes changed */
-        bool handed_over;               /* this step granted the shared devices to a new holder */
-        bool enumerate;                 /* a handover: call xdev_follow_enumerate() when idle */
-        unsigned examined;              /* processes the sweeps looked at */
-        struct xdev_node_io io;         /* ACLs read and written, marks set or removed */
-        struct xdev_fd_bin bin;         /* copies of revoked fds, for the caller to close */
-        struct xdev_linger_wait *waits; /* sweeps for the caller to finish */
-        struct xdev_linger_defer defer; /* processes over the scan budget: for
+        bool changed;                  /* the state was saved and nodes changed */
+        bool handed_over;              /* this step granted the shared devices to a new holder */
+        bool enumerate;                /* a handover: call xdev_follow_enumerate() when idle */
+        unsigned examined;             /* processes the sweeps looked at */
+        struct xdev_node_io io;        /* ACLs read and written, marks set or removed */
+        struct xdev_fd_bin bin;        /* copies of revoked fds, for the caller to close */
+        struct xdev_sweep_wait *waits; /* sweeps for the caller to finish */
+        struct xdev_sweep_defer defer; /* processes over the scan budget: for
                                          * the caller to read after the lock,
                                          * with xdev_sweep_others() */
-        uint64_t sweep_check_ms;        /* CLOCK_MONOTONIC ms at which to run the
+        uint64_t sweep_check_ms;       /* CLOCK_MONOTONIC ms at which to run the
                                          * step again, so that a sweep whose
                                          * sweeper is gone is taken over at its
                                          * deadline; 0: no sweep pending */
-        size_t n_leaders;               /* the leaders of the live sessions, to watch */
+        size_t n_leaders;              /* the leaders of the live sessions, to watch */
         struct {
                 pid_t pid;
                 uint64_t start;
@@ -103,7 +103,7 @@ struct xdev_follow_result {
  * grants on). Saves nothing when nothing changed, so its own writes do not
  * wake it again. Fills *RET when not NULL; the caller then closes the fds
  * in RET->bin (xdev_fd_bin_empty), which may take an RCU grace period each,
- * and finishes RET->waits (xdev_sweep_finish), which may take the grace
+ * and finishes RET->waits (xdev_linger_finish), which may take the grace
  * period of lingering = kill: both are handed back, never done here. With
  * RET NULL, the step closes and finishes them itself. Returns 0 or -errno. */
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
@@ -179,7 +179,7 @@ struct xdev_status {
         int active_vt;
         bool daemon_alive;
         bool *leader_alive; /* one per state.sessions[] */
-        struct xdev_linger_report lingering;
+        struct xdev_sweep_report lingering;
 };
 
 int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret);
@@ -199,5 +199,5 @@ int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid);
  * and cut off under the lock, as at a VT switch (input revoked, DRM master
  * dropped, what cannot be cut off killed). Counts in *RET. Returns 0 or
  * -errno. */
-int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer,
-                      struct xdev_linger_counts *ret);
+int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer,
+                      struct xdev_sweep_counts *ret);

@@ -16,7 +16,7 @@
 #include "linger.h"
 #include "node.h"
 
-void xdev_linger_opts_from_config(struct xdev_linger_opts *opts, const struct xdev_config *config) {
+void xdev_linger_opts_from_config(struct xdev_sweep_opts *opts, const struct xdev_config *config) {
         opts->policy = config->lingering;
         opts->grace_ms = config->linger_grace_ms;
         opts->scan_budget = config->linger_scan_budget;
@@ -28,7 +28,7 @@ void xdev_linger_set_free(struct xdev_linger_set *set) {
         *set = (struct xdev_linger_set) { 0 };
 }
 
-static void target_set(struct xdev_linger_target *t, const struct xdev_node *n) {
+static void target_set(struct xdev_sweep_target *t, const struct xdev_node *n) {
         t->rdev = n->rdev;
         t->class = n->class;
         (void) snprintf(t->path, sizeof t->path, "%s", n->path);
@@ -45,7 +45,7 @@ int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state
                 xdev_linger_set_free(set);
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < state->n_nodes && set->n < XDEV_LINGER_TARGETS_MAX; i++) {
+        for (size_t i = 0; i < state->n_nodes && set->n < XDEV_SWEEP_TARGETS_MAX; i++) {
                 const struct xdev_node *n = &state->nodes[i];
                 if (n->class == XDEV_CLASS_VT || !n->granted)
                         continue;
@@ -57,9 +57,9 @@ int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state
 
 int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state,
                       const struct xdev_config *config, const struct xdev_log *log,
-                      struct xdev_linger_counts *ret, struct xdev_fd_bin *bin,
-                      struct xdev_linger_wait **waits) {
-        struct xdev_linger_counts total = { 0 };
+                      struct xdev_sweep_counts *ret, struct xdev_fd_bin *bin,
+                      struct xdev_sweep_wait **waits) {
+        struct xdev_sweep_counts total = { 0 };
         size_t n = 0;
         int r = 0;
 
@@ -76,7 +76,7 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
          * nodes it lost, acting on that uid's processes alone. */
         while (n > 0 && r >= 0) {
                 uid_t uid = set->grantee[0];
-                struct xdev_linger_opts opts = {
+                struct xdev_sweep_opts opts = {
                         .has_keep = state->has_holder,
                         .keep_uid = state->holder,
                         .has_only = true,
@@ -86,22 +86,22 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                         .procs = set->procs,
                         .defer = set->defer,
                 };
-                struct xdev_linger_counts c;
+                struct xdev_sweep_counts c;
                 size_t m = 0, rest = 0;
 
                 xdev_linger_opts_from_config(&opts, config);
 
                 for (size_t i = 0; i < n; i++)
                         if (set->grantee[i] == uid) {
-                                struct xdev_linger_target tmp = set->items[i];
+                                struct xdev_sweep_target tmp = set->items[i];
                                 set->items[i] = set->items[m];
                                 set->grantee[i] = set->grantee[m];
                                 set->items[m] = tmp;
                                 set->grantee[m++] = uid;
                         }
-                struct xdev_linger_wait *w = NULL;
-                r = xdev_linger_sweep_start(set->items, m, &opts, log, &c, waits ? &w : NULL);
-                xdev_linger_counts_add(&total, &c);
+                struct xdev_sweep_wait *w = NULL;
+                r = xdev_sweep_start(set->items, m, &opts, log, &c, waits ? &w : NULL);
+                xdev_sweep_counts_add(&total, &c);
                 if (w) { /* its grace period is waited out after the lock */
                         w->next = *waits;
                         *waits = w;
@@ -114,7 +114,7 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
         }
         xdev_linger_set_free(set);
         if (ret)
-                xdev_linger_counts_add(ret, &total);
+                xdev_sweep_counts_add(ret, &total);
         if (r < 0) {
                 xdev_log(log, LOG_ERR, "cannot look for processes still holding the devices: %s",
                          strerror(-r));
@@ -132,25 +132,25 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
  * taken for stuck: its SIGKILL waits and later passes take 3 s at most. */
 #define SWEEP_STUCK_MS 5000
 
-int xdev_linger_rec_self(uid_t uid, uint64_t until, struct xdev_sweep_rec *ret) {
+int xdev_linger_rec_self(uid_t uid, uint64_t until, struct xdev_linger_rec *ret) {
         struct xdev_proc_stat st;
         int r = xdev_proc_stat(getpid(), &st);
 
         if (r < 0)
                 return r;
-        *ret = (struct xdev_sweep_rec) {
+        *ret = (struct xdev_linger_rec) {
                 .uid = uid, .pid = getpid(), .start = st.start, .until = until
         };
         return 0;
 }
 
 int xdev_linger_record(struct xdev_ctx *ctx, struct xdev_store *store, struct xdev_state *state,
-                       struct xdev_linger_wait *waits) {
+                       struct xdev_sweep_wait *waits) {
         bool any = false;
         int r = 0;
 
-        for (struct xdev_linger_wait *w = waits; w && r == 0; w = w->next) {
-                struct xdev_sweep_rec rec;
+        for (struct xdev_sweep_wait *w = waits; w && r == 0; w = w->next) {
+                struct xdev_linger_rec rec;
                 if (!w->record)
                         continue;
                 any = true;
@@ -167,7 +167,7 @@ int xdev_linger_record(struct xdev_ctx *ctx, struct xdev_store *store, struct xd
         return r;
 }
 
-bool xdev_linger_rec_is_running(const struct xdev_sweep_rec *rec) {
+bool xdev_linger_rec_is_running(const struct xdev_linger_rec *rec) {
         return xdev_pid_is_alive(rec->pid, rec->start) &&
                 (uint64_t) xdev_now_ms() < rec->until + SWEEP_STUCK_MS;
 }
@@ -184,14 +184,14 @@ uint64_t xdev_linger_next_check(const struct xdev_state *state) {
         return next;
 }
 
-static int targets_add(struct xdev_linger_target **v, size_t *n, dev_t rdev, enum xdev_class class,
+static int targets_add(struct xdev_sweep_target **v, size_t *n, dev_t rdev, enum xdev_class class,
                        const char *path) {
-        struct xdev_linger_target *nv;
+        struct xdev_sweep_target *nv;
 
         for (size_t i = 0; i < *n; i++)
                 if ((*v)[i].rdev == rdev)
                         return 0;
-        if (*n >= XDEV_LINGER_TARGETS_MAX)
+        if (*n >= XDEV_SWEEP_TARGETS_MAX)
                 return -E2BIG;
         nv = realloc(*v, (*n + 1) * sizeof **v);
         if (!nv)
@@ -205,10 +205,10 @@ static int targets_add(struct xdev_linger_target **v, size_t *n, dev_t rdev, enu
 }
 
 int xdev_linger_shared_targets(const struct xdev_state *state, const struct xdev_config *config,
-                               const struct xdev_log *log, struct xdev_linger_target **ret,
+                               const struct xdev_log *log, struct xdev_sweep_target **ret,
                                size_t *ret_n) {
         struct xdev_device_list list = { 0 };
-        struct xdev_linger_target *v = NULL;
+        struct xdev_sweep_target *v = NULL;
         size_t n = 0;
         int r = 0;
 
@@ -241,14 +241,14 @@ int xdev_linger_shared_targets(const struct xdev_state *state, const struct xdev
 }
 
 int xdev_linger_adopt(struct xdev_ctx *ctx, struct xdev_state *state, struct xdev_fd_bin *bin,
-                      struct xdev_linger_wait **waits) {
+                      struct xdev_sweep_wait **waits) {
         int adopted = 0;
 
         for (size_t i = state->n_sweeps; i-- > 0;) {
-                struct xdev_sweep_rec rec = state->sweeps[i];
-                struct xdev_linger_target *targets = NULL;
-                struct xdev_linger_wait *w = NULL;
-                struct xdev_linger_counts c;
+                struct xdev_linger_rec rec = state->sweeps[i];
+                struct xdev_sweep_target *targets = NULL;
+                struct xdev_sweep_wait *w = NULL;
+                struct xdev_sweep_counts c;
                 size_t n = 0;
 
                 if (xdev_linger_rec_is_running(&rec))
@@ -266,7 +266,7 @@ int xdev_linger_adopt(struct xdev_ctx *ctx, struct xdev_state *state, struct xde
                          (int) rec.pid, (unsigned) rec.uid);
                 if (xdev_linger_shared_targets(state, &ctx->config, &ctx->log, &targets, &n) < 0)
                         continue;
-                struct xdev_linger_opts opts = {
+                struct xdev_sweep_opts opts = {
                         .has_keep = state->has_holder,
                         .keep_uid = state->holder,
                         .has_only = true,
@@ -275,7 +275,7 @@ int xdev_linger_adopt(struct xdev_ctx *ctx, struct xdev_state *state, struct xde
                         .until_ms = rec.until > 0 ? rec.until : 1,
                 };
                 xdev_linger_opts_from_config(&opts, &ctx->config);
-                (void) xdev_linger_sweep_start(targets, n, &opts, &ctx->log, &c, &w);
+                (void) xdev_sweep_start(targets, n, &opts, &ctx->log, &c, &w);
                 free(targets);
                 if (w) {
                         w->next = *waits;

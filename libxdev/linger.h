@@ -17,16 +17,16 @@
 
 /* Sets the policy, grace period and scan budget of OPTS from CONFIG
  * (lingering, linger_grace, linger_scan_budget); leaves the rest alone. */
-void xdev_linger_opts_from_config(struct xdev_linger_opts *opts, const struct xdev_config *config);
+void xdev_linger_opts_from_config(struct xdev_sweep_opts *opts, const struct xdev_config *config);
 
 /* A set of shared nodes noted before a change, to sweep for those whose
  * grant went away (or to another uid) after it. */
 struct xdev_linger_set {
-        struct xdev_linger_target *items;
+        struct xdev_sweep_target *items;
         uid_t *grantee;
         size_t n;
         const struct xdev_procsrc *procs; /* for the sweeps, or NULL */
-        struct xdev_linger_defer *defer;  /* a switch's processes over the scan
+        struct xdev_sweep_defer *defer;   /* a switch's processes over the scan
                                            * budget, for the caller to read
                                            * after the lock; NULL: killed */
 };
@@ -43,27 +43,27 @@ int xdev_linger_note(struct xdev_linger_set *set, const struct xdev_state *state
  * what is left of each sweep is added to the list *WAITS. */
 int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *state,
                       const struct xdev_config *config, const struct xdev_log *log,
-                      struct xdev_linger_counts *ret, struct xdev_fd_bin *bin,
-                      struct xdev_linger_wait **waits);
+                      struct xdev_sweep_counts *ret, struct xdev_fd_bin *bin,
+                      struct xdev_sweep_wait **waits);
 void xdev_linger_set_free(struct xdev_linger_set *set);
 
 /* The records of the sweeps in their grace period (state.h's
- * xdev_sweep_rec), kept in the state so that a new session of their uid
+ * xdev_linger_rec), kept in the state so that a new session of their uid
  * waits and a sweeper that died is replaced. */
 
 /* The record of a sweep of UID's processes by this process until UNTIL
  * (CLOCK_MONOTONIC ms), into *RET. Returns 0 or -errno (its /proc/self/stat
  * unreadable). */
-int xdev_linger_rec_self(uid_t uid, uint64_t until, struct xdev_sweep_rec *ret);
+int xdev_linger_rec_self(uid_t uid, uint64_t until, struct xdev_linger_rec *ret);
 
 /* Writes into the state that this process sweeps each uid of WAITS
  * until their grace periods end, so that a new session of that uid waits
  * and a crash is finished by the next transaction. */
 int xdev_linger_record(struct xdev_ctx *ctx, struct xdev_store *store, struct xdev_state *state,
-                       struct xdev_linger_wait *waits);
+                       struct xdev_sweep_wait *waits);
 
 /* The sweeper of REC is still at it: alive, and not long past its end. */
-bool xdev_linger_rec_is_running(const struct xdev_sweep_rec *rec);
+bool xdev_linger_rec_is_running(const struct xdev_linger_rec *rec);
 
 /* When a transaction must look at the sweeps of STATE again: at the end
  * of each grace period (its sweeper, if gone, is then replaced), and once
@@ -73,7 +73,7 @@ uint64_t xdev_linger_next_check(const struct xdev_state *state);
 /* Every recorded or enumerable shared node, for a sweep that does not know
  * which nodes its uid had: revoke, status, a sweep taken over. */
 int xdev_linger_shared_targets(const struct xdev_state *state, const struct xdev_config *config,
-                               const struct xdev_log *log, struct xdev_linger_target **ret,
+                               const struct xdev_log *log, struct xdev_sweep_target **ret,
                                size_t *ret_n);
 
 /* Sweeps whose sweeper died (a login killed in its grace period) or is
@@ -81,4 +81,4 @@ int xdev_linger_shared_targets(const struct xdev_state *state, const struct xdev
  * uid that has a session again is not swept. Returns the number of records
  * taken off (the caller saves). */
 int xdev_linger_adopt(struct xdev_ctx *ctx, struct xdev_state *state, struct xdev_fd_bin *bin,
-                      struct xdev_linger_wait **waits);
+                      struct xdev_sweep_wait **waits);

@@ -209,8 +209,8 @@ int xdev_txn_commit(struct xdev_ctx *ctx, struct xdev_txn *t, bool all, bool kee
  * sessions are unknown, so nothing is terminated for holding a DRM node,
  * but input is revoked and DRM master dropped (unless lingering = warn). */
 static void cut_off_lost(struct xdev_ctx *ctx, struct xdev_txn *t,
-                         struct xdev_linger_target *targets, uid_t *grantee, size_t n) {
-        struct xdev_linger_counts c = { 0 };
+                         struct xdev_sweep_target *targets, uid_t *grantee, size_t n) {
+        struct xdev_sweep_counts c = { 0 };
 
         while (n > 0) {
                 uid_t uid = grantee[0];
@@ -218,13 +218,13 @@ static void cut_off_lost(struct xdev_ctx *ctx, struct xdev_txn *t,
                 /* this uid's targets first, the others after */
                 for (size_t i = 0; i < n; i++)
                         if (grantee[i] == uid) {
-                                struct xdev_linger_target tt = targets[i];
+                                struct xdev_sweep_target tt = targets[i];
                                 targets[i] = targets[m];
                                 grantee[i] = grantee[m];
                                 targets[m] = tt;
                                 grantee[m++] = uid;
                         }
-                struct xdev_linger_opts opts = {
+                struct xdev_sweep_opts opts = {
                         .has_only = true,
                         .only_uid = uid,
                         .in_session = true,
@@ -234,7 +234,7 @@ static void cut_off_lost(struct xdev_ctx *ctx, struct xdev_txn *t,
                 /* cut off, as at a VT switch, whatever the policy but warn */
                 if (opts.policy != XDEV_LINGER_WARN)
                         opts.policy = XDEV_LINGER_REVOKE;
-                (void) xdev_linger_sweep(targets, m, &opts, &ctx->log, &c);
+                (void) xdev_sweep_run(targets, m, &opts, &ctx->log, &c);
                 memmove(targets, targets + m, (n - m) * sizeof *targets);
                 memmove(grantee, grantee + m, (n - m) * sizeof *grantee);
                 n -= m;
@@ -247,7 +247,7 @@ static void cut_off_lost(struct xdev_ctx *ctx, struct xdev_txn *t,
 }
 
 int xdev_txn_begin(struct xdev_ctx *ctx, struct xdev_txn *t) {
-        struct xdev_linger_target *targets = NULL;
+        struct xdev_sweep_target *targets = NULL;
         uid_t *grantee = NULL;
         size_t n = 0;
         int r = xdev_txn_open(ctx, t);
@@ -281,11 +281,11 @@ int xdev_txn_begin(struct xdev_ctx *ctx, struct xdev_txn *t) {
         return 0;
 }
 
-struct xdev_linger_wait *xdev_txn_close(struct xdev_ctx *ctx, struct xdev_txn *t) {
-        struct xdev_linger_wait *waits = t->waits;
+struct xdev_sweep_wait *xdev_txn_close(struct xdev_ctx *ctx, struct xdev_txn *t) {
+        struct xdev_sweep_wait *waits = t->waits;
 
         if (waits && xdev_linger_record(ctx, &t->store, &t->state, waits) < 0) {
-                xdev_linger_finish(waits, NULL); /* under the lock, as before */
+                xdev_sweep_wait_finish(waits, NULL); /* under the lock, as before */
                 waits = NULL;
         }
         t->waits = NULL;
@@ -298,23 +298,23 @@ struct xdev_linger_wait *xdev_txn_close(struct xdev_ctx *ctx, struct xdev_txn *t
 }
 
 void xdev_txn_end(struct xdev_ctx *ctx, struct xdev_txn *t) {
-        xdev_sweep_finish(ctx, xdev_txn_close(ctx, t));
+        xdev_linger_finish(ctx, xdev_txn_close(ctx, t));
 }
 
-void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
-        struct xdev_linger_counts c = { 0 };
-        uid_t uids[XDEV_SWEEPS_MAX];
-        struct xdev_sweep_rec me;
+void xdev_linger_finish(struct xdev_ctx *ctx, struct xdev_sweep_wait *waits) {
+        struct xdev_sweep_counts c = { 0 };
+        uid_t uids[XDEV_LINGER_RECS_MAX];
+        struct xdev_linger_rec me;
         size_t n = 0;
         struct xdev_txn t;
         bool changed = false;
 
         if (!waits)
                 return;
-        for (struct xdev_linger_wait *w = waits; w && n < XDEV_SWEEPS_MAX; w = w->next)
+        for (struct xdev_sweep_wait *w = waits; w && n < XDEV_LINGER_RECS_MAX; w = w->next)
                 if (w->record)
                         uids[n++] = w->uid;
-        xdev_linger_finish(waits, &c);
+        xdev_sweep_wait_finish(waits, &c);
         if (c.terminated > 0)
                 xdev_log(&ctx->log, LOG_NOTICE,
                          "lingering holders: %u terminated by the end of the grace period",

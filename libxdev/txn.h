@@ -53,11 +53,11 @@ struct xdev_txn {
         struct xdev_dircache dirs;
         bool defer_enumerate;                /* a handover leaves the enumeration to the caller */
         bool enumerate_pending;              /* ... and one was left */
-        struct xdev_linger_counts swept;     /* the sweeps of this transaction */
+        struct xdev_sweep_counts swept;      /* the sweeps of this transaction */
         const struct xdev_follow_self *self; /* a follow step's caller, or NULL */
         struct xdev_fd_bin bin;              /* closed at the end, once the lock is free */
-        struct xdev_linger_defer defer;      /* a follow step's: for its caller */
-        struct xdev_linger_wait *waits;      /* sweeps in their grace period: recorded in
+        struct xdev_sweep_defer defer;       /* a follow step's: for its caller */
+        struct xdev_sweep_wait *waits;       /* sweeps in their grace period: recorded in
                                           * the state, then finished after the lock */
         unsigned lost;    /* nodes granted by a state that was lost, found by their marks */
         bool handed_over; /* a new holder was granted */
@@ -85,8 +85,8 @@ int xdev_txn_begin(struct xdev_ctx *ctx, struct xdev_txn *t);
 
 /* Closes the transaction and lets the lock go. Returns the sweeps left in
  * their grace period (recorded in the state), for the caller to finish
- * with xdev_sweep_finish() once the lock is free, or NULL. */
-struct xdev_linger_wait *xdev_txn_close(struct xdev_ctx *ctx, struct xdev_txn *t);
+ * with xdev_linger_finish() once the lock is free, or NULL. */
+struct xdev_sweep_wait *xdev_txn_close(struct xdev_ctx *ctx, struct xdev_txn *t);
 
 /* Closes the transaction, then finishes its sweeps. */
 void xdev_txn_end(struct xdev_ctx *ctx, struct xdev_txn *t);
@@ -95,4 +95,4 @@ void xdev_txn_end(struct xdev_ctx *ctx, struct xdev_txn *t);
  * transaction that started it recorded in the state), SIGKILLs the
  * processes still there, then removes the records. Takes no lock while it
  * waits. Frees WAITS. */
-void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits);
+void xdev_linger_finish(struct xdev_ctx *ctx, struct xdev_sweep_wait *waits);
