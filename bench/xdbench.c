@@ -35,6 +35,7 @@
 #include <security/pam_appl.h>
 
 #include "core.h"
+#include "procfs.h"
 #include "harness.h"
 #include "sweep.h"
 #include "proctab.h"

@@ -15,6 +15,7 @@
 #include "devices.h"
 #include "linger.h"
 #include "node.h"
+#include "procfs.h"
 
 void xdev_linger_opts_from_config(struct xdev_sweep_opts *opts, const struct xdev_config *config) {
         opts->policy = config->lingering;

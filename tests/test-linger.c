@@ -36,6 +36,7 @@
 #include "util.h"
 #include "linger.h"
 #include "core.h"
+#include "procfs.h"
 #include "runner.h"
 
 static char logbuf[16384];

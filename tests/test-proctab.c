@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "procfs.h"
 #include "sweep.h"
 #include "proctab.h"
 #include "runner.h"

@@ -33,6 +33,7 @@
 
 #include "cli.h"
 #include "core.h"
+#include "procfs.h"
 #include "proctab.h"
 #include "step.h"
 #include "devices.h"
