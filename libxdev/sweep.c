@@ -21,12 +21,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/input.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -37,11 +35,11 @@
 #include <xf86drm.h>
 
 #include "access.h"
+#include "drmdev.h"
+#include "evdev.h"
 #include "procfs.h"
 #include "sweep.h"
 #include "uring.h"
-
-#define XDEV_DRM_MINOR_RENDER 128
 
 #define FDS_PER_PROC_MAX 64
 #define PASSES_MAX 3
@@ -479,21 +477,24 @@ static void sweep_wait(struct xdev_sweep *s) {
  * already revoked, -ENOTTY when the node cannot be revoked (mousedev,
  * joydev), other -errno. */
 static int fd_revoke_input(int copy) {
-        if (ioctl(copy, EVIOCREVOKE, NULL) == 0)
+        int r = xdev_evdev_revoke(copy);
+
+        if (r == 0)
                 return 1;
-        if (errno == ENODEV)
+        if (r == -ENODEV)
                 return 0;
-        return errno == EINVAL ? -ENOTTY : -errno;
+        return r == -EINVAL ? -ENOTTY : r;
 }
 
 /* DROP_MASTER through the copy when that file is master. 1 dropped, 0 was
  * not master, -errno. */
 static int fd_drop_master(int copy) {
+        int r;
+
         if (!drmIsMaster(copy))
                 return 0;
-        if (drmDropMaster(copy) < 0)
-                return -errno;
-        return 1;
+        r = xdev_drm_drop_master(copy);
+        return r < 0 ? r : 1;
 }
 
 /* The policy that applies to a holder: at a VT switch the user's X server
@@ -747,12 +748,12 @@ static void proc_act(struct xdev_sweep *s, int pidfd, const struct proc *p) {
 
 /* An input fd already revoked answers ENODEV to every ioctl. */
 static bool fd_is_revoked(int pidfd, int fd) {
-        int copy = pidfd_getfd(pidfd, fd), version;
+        int copy = pidfd_getfd(pidfd, fd);
         bool revoked;
 
         if (copy < 0)
                 return false;
-        revoked = ioctl(copy, EVIOCGVERSION, &version) < 0 && errno == ENODEV;
+        revoked = xdev_evdev_is_revoked(copy);
         (void) close(copy);
         return revoked;
 }
@@ -906,10 +907,8 @@ static unsigned fd_wants(int flags) {
  * revoked (ENODEV to every ioctl), a DRM primary node's that is not
  * master (a display server in the background, its master dropped). */
 static bool fd_is_cut(const struct xdev_sweep_target *t, int copy) {
-        int version;
-
         if (t->class == XDEV_CLASS_INPUT)
-                return ioctl(copy, EVIOCGVERSION, &version) < 0 && errno == ENODEV;
+                return xdev_evdev_is_revoked(copy);
         if (t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER)
                 return !drmIsMaster(copy);
         return false;
