@@ -594,6 +594,51 @@ static const char *proc_unreachable(struct xdev_sweep *s, const struct proc *p,
         return why;
 }
 
+/* Cuts off fd I of P through its COPY: an input file revoked, a DRM
+ * primary node's master dropped. Returns why the process must go, or NULL;
+ * sets *UNCUT when the fd could not be cut off. */
+static const char *fd_cut(struct xdev_sweep *s, const struct proc *p, size_t i, int copy,
+                          bool *uncut) {
+        const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
+        const char *why = NULL;
+        int r;
+
+        if (t->class == XDEV_CLASS_INPUT) {
+                r = fd_revoke_input(copy);
+                if (r > 0) {
+                        s->counts->revoked++;
+                        xdev_log(s->log, LOG_NOTICE,
+                                 "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)", t->path,
+                                 p->fds[i], (int) p->pid, p->comm, (unsigned) p->ruid);
+                } else if (r < 0) {
+                        why = r == -ENOTTY ? "not an evdev node, cannot be revoked"
+                                           : "revoke failed";
+                        *uncut = true;
+                }
+        } else {
+                r = fd_drop_master(copy);
+                if (r > 0) {
+                        s->counts->demoted++;
+                        xdev_log(s->log, LOG_NOTICE,
+                                 "dropped DRM master of pid %d (\"%s\", uid %u) on \"%s\"",
+                                 (int) p->pid, p->comm, (unsigned) p->ruid, t->path);
+                } else if (r < 0) {
+                        xdev_log(s->log, LOG_ERR,
+                                 "cannot drop DRM master of pid %d (\"%s\") on \"%s\": %s",
+                                 (int) p->pid, p->comm, t->path, strerror(-r));
+                        s->counts->failed++;
+                        *uncut = true;
+                }
+                /* A former master takes master back when none is held: at a
+                 * logout it goes. At a VT switch its X server stays (it
+                 * dropped master itself, or was just made to) and takes
+                 * master again when its VT returns. */
+                if (!s->opts->in_session)
+                        why = "DRM primary node";
+        }
+        return why;
+}
+
 /* "revoke" on fd I of P: EVIOCREVOKE an input fd, drop DRM master of a
  * primary node's fd, through a copy taken with PIDFD. ENDING: P is to be
  * terminated anyway (kill, kill-user), and is cut off first so that it
@@ -608,9 +653,9 @@ static const char *fd_act(struct xdev_sweep *s, int pidfd, const struct proc *p,
         const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
         bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
         bool revocable = t->class == XDEV_CLASS_INPUT || primary;
-        const char *why = NULL;
+        const char *why;
         struct stat st;
-        int copy, r, fl;
+        int copy, fl;
 
         copy = pidfd_getfd(pidfd, p->fds[i]);
         if (copy < 0 && (errno == ESRCH || errno == EBADF))
@@ -653,39 +698,7 @@ static const char *fd_act(struct xdev_sweep *s, int pidfd, const struct proc *p,
                 *uncut = true;
                 return "fd cannot be revoked";
         }
-        if (t->class == XDEV_CLASS_INPUT) {
-                r = fd_revoke_input(copy);
-                if (r > 0) {
-                        s->counts->revoked++;
-                        xdev_log(s->log, LOG_NOTICE,
-                                 "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)", t->path,
-                                 p->fds[i], (int) p->pid, p->comm, (unsigned) p->ruid);
-                } else if (r < 0) {
-                        why = r == -ENOTTY ? "not an evdev node, cannot be revoked"
-                                           : "revoke failed";
-                        *uncut = true;
-                }
-        } else {
-                r = fd_drop_master(copy);
-                if (r > 0) {
-                        s->counts->demoted++;
-                        xdev_log(s->log, LOG_NOTICE,
-                                 "dropped DRM master of pid %d (\"%s\", uid %u) on \"%s\"",
-                                 (int) p->pid, p->comm, (unsigned) p->ruid, t->path);
-                } else if (r < 0) {
-                        xdev_log(s->log, LOG_ERR,
-                                 "cannot drop DRM master of pid %d (\"%s\") on \"%s\": %s",
-                                 (int) p->pid, p->comm, t->path, strerror(-r));
-                        s->counts->failed++;
-                        *uncut = true;
-                }
-                /* A former master takes master back when none is held: at a
-                 * logout it goes. At a VT switch its X server stays (it
-                 * dropped master itself, or was just made to) and takes
-                 * master again when its VT returns. */
-                if (!s->opts->in_session)
-                        why = "DRM primary node";
-        }
+        why = fd_cut(s, p, i, copy, uncut);
         xdev_fd_bin_add(s->opts->bin, copy);
         return why;
 }
