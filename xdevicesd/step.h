@@ -16,7 +16,7 @@ struct xdev_step_watch {
 };
 
 /* Points the calls of SELF at W. The core makes those calls with the state
- * lock held (core.h, struct xdev_follow_self). */
+ * lock held (libxdev/txn.h, struct xdev_follow_self). */
 void xdev_step_watch_attach(struct xdev_step_watch *w, struct xdev_follow_self *self);
 
 /* Before a step: every phase at 0, the clock started. */
