@@ -35,6 +35,7 @@
 #include <security/pam_appl.h>
 
 #include "core.h"
+#include "procfs.h"
 #include "harness.h"
 #include "sweep.h"
 #include "proctab.h"
@@ -759,7 +760,7 @@ static void measure_handover(struct row *row, int runs) {
         row->handover_ok = a->open_ret == PAM_SUCCESS && b->open_ret == PAM_SUCCESS &&
                 xdev_follow_update(&ctx, &self, res) == 0;
         xdev_fd_bin_empty(&res->bin);
-        xdev_sweep_finish(&ctx, res->waits);
+        xdev_linger_finish(&ctx, res->waits);
         if (runs > HANDOVER_RUNS)
                 runs = HANDOVER_RUNS;
         for (int i = 0; i < runs && row->handover_ok; i++) {
@@ -769,7 +770,7 @@ static void measure_handover(struct row *row, int runs) {
                 r = xdev_follow_update(&ctx, &self, res);
                 v[i] = now_ns() - t0;
                 xdev_fd_bin_empty(&res->bin); /* as the daemon, apart */
-                xdev_sweep_finish(&ctx, res->waits);
+                xdev_linger_finish(&ctx, res->waits);
                 /* not timed, as the daemon runs it when idle */
                 if (r == 0 && res->enumerate && xdev_follow_enumerate(&ctx, &self) < 0)
                         r = -EIO;
@@ -952,7 +953,7 @@ static void measure_lock(int kind, struct lock_figures *f) {
         f->ok = a->open_ret == PAM_SUCCESS && b->open_ret == PAM_SUCCESS &&
                 xdev_follow_update(&ctx, &self, res) == 0 && res->holder == UID;
         xdev_fd_bin_empty(&res->bin);
-        xdev_sweep_finish(&ctx, res->waits);
+        xdev_linger_finish(&ctx, res->waits);
         holder = f->ok ? lock_holder_start(kind, UID) : 0;
         f->ok = f->ok && holder > 0;
         if (f->ok) {
@@ -964,7 +965,7 @@ static void measure_lock(int kind, struct lock_figures *f) {
                 f->switch_sweep_ms = watch.sweep;
                 f->procs = res->examined;
                 xdev_fd_bin_empty(&res->bin); /* after the lock, as the daemon */
-                xdev_sweep_finish(&ctx, res->waits);
+                xdev_linger_finish(&ctx, res->waits);
         }
         lock_holder_stop(holder);
         (void) xdev_follow_update(&ctx, NULL, NULL);
@@ -1003,7 +1004,7 @@ static void print_locks(void) {
                "logout: the longest stretch the state lock could not be taken (sampled every "
                "0.1 ms) while alice's login closed her session, bob's VT in front. Scan "
                "budget: %u per process.\n\n",
-               LOCK_GRACE_MS, (unsigned) XDEV_LINGER_SCAN_BUDGET);
+               LOCK_GRACE_MS, (unsigned) XDEV_SWEEP_SCAN_BUDGET);
         printf("| departing user has | switch: lock held | logout: lock held |\n|---|---|---|\n");
         for (int k = 0; k < 2; k++) {
                 struct lock_figures f;
@@ -1059,7 +1060,7 @@ static uint64_t step_once(struct xdev_ctx *ctx, const struct xdev_follow_self *s
         int r = xdev_follow_update(ctx, self, res);
         uint64_t t = now_ns() - t0;
         xdev_fd_bin_empty(&res->bin);
-        xdev_sweep_finish(ctx, res->waits);
+        xdev_linger_finish(ctx, res->waits);
         res->waits = NULL;
         if (r < 0 || !res->changed)
                 die("switch step");
@@ -1202,7 +1203,7 @@ static void measure_switch_steps(void) {
         if (xdev_follow_update(&ctx, &self, res) < 0)
                 die("switch-step follow");
         xdev_fd_bin_empty(&res->bin);
-        xdev_sweep_finish(&ctx, res->waits);
+        xdev_linger_finish(&ctx, res->waits);
 
         acl_t grant = grant_acl(), restore = acl_from_mode(0660);
         for (size_t k = 0; k < sizeof extra / sizeof *extra; k++) {
@@ -1229,7 +1230,7 @@ static void measure_switch_steps(void) {
                 /* the pass after the lock, which reads these idle
                  * processes (a uid with no session) to their end */
                 uint64_t ov[STEP_RUNS];
-                struct xdev_linger_counts oc = { 0 };
+                struct xdev_sweep_counts oc = { 0 };
                 for (int i = 0; i < runs; i++) {
                         uint64_t t0 = now_ns();
                         if (xdev_sweep_others(&ctx, NULL, &oc) < 0)
@@ -1277,14 +1278,14 @@ static void measure_switch_steps(void) {
                        st.med, st.max);
         }
         /* 16 processes of alice's with 8000 fds each, holding nothing: the
-         * lock is held for XDEV_LINGER_LOCKED_BUDGET entries at most, the
+         * lock is held for XDEV_SWEEP_LOCKED_BUDGET entries at most, the
          * rest read after it (as xdevicesd does) */
         {
                 enum { FAT = 16 };
                 pid_t fat[FAT];
                 uint64_t v[STEP_RUNS], after[STEP_RUNS];
                 int n = quick ? 3 : 7;
-                struct xdev_linger_counts oc;
+                struct xdev_sweep_counts oc;
                 ctx.procs = &src;
                 for (int k = 0; k < FAT; k++)
                         fat[k] = fd_holder_start(1, 8000, false);

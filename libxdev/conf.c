@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "drmdev.h"
+#include "evdev.h"
 #include "vt.h"
 
 /* Every word the config spells for an enum, for parsing and printing
@@ -70,9 +72,9 @@ int xdev_class_from_string(const char *s) {
 unsigned xdev_class_major(enum xdev_class c) {
         switch (c) {
         case XDEV_CLASS_DRM:
-                return 226;
+                return XDEV_DRM_MAJOR;
         case XDEV_CLASS_INPUT:
-                return 13;
+                return XDEV_INPUT_MAJOR;
         case XDEV_CLASS_VT:
         case XDEV_CLASS_CONSOLE:
         default:
@@ -108,7 +110,7 @@ void xdev_config_init(struct xdev_config *config) {
                 .source = XDEV_SOURCE_AUTO,
                 .lingering = XDEV_LINGER_REVOKE,
                 .linger_grace_ms = 2000,
-                .linger_scan_budget = 8192, /* XDEV_LINGER_SCAN_BUDGET */
+                .linger_scan_budget = 8192, /* XDEV_SWEEP_SCAN_BUDGET */
                 .runtime_dir = true,
         };
 }

@@ -24,483 +24,14 @@
 
 #include "core.h"
 #include "devices.h"
-#include "policy.h"
+#include "drmdev.h"
+#include "ledger.h"
+#include "linger.h"
 #include "procfs.h"
 #include "rundir.h"
 #include "node.h"
 #include "tty.h"
 #include "vt.h"
-
-struct txn {
-        struct xdev_store store;
-        struct xdev_state state;
-        int active_vt;
-        bool loaded_has_holder; /* the holder as loaded (or as released) */
-        uid_t loaded_holder;
-        struct xdev_linger_set linger; /* shared grants as loaded, see linger_after */
-        struct xdev_dircache dirs;
-        bool defer_enumerate;                /* a handover leaves the enumeration to the caller */
-        bool enumerate_pending;              /* ... and one was left */
-        struct xdev_linger_counts swept;     /* the sweeps of this transaction */
-        const struct xdev_follow_self *self; /* a follow step's caller, or NULL */
-        struct xdev_fd_bin bin;              /* closed at the end, once the lock is free */
-        struct xdev_linger_defer defer;      /* a follow step's: for its caller */
-        struct xdev_linger_wait *waits;      /* sweeps in their grace period: recorded in
-                                          * the state, then finished after the lock */
-        unsigned lost;    /* nodes granted by a state that was lost, found by their marks */
-        bool handed_over; /* a new holder was granted */
-        bool swept_once;  /* sweep_lost() ran */
-};
-
-/* Tells a follow step's caller that PHASE ended. */
-static void phase_end(struct txn *t, enum xdev_follow_phase phase) {
-        if (t->self && t->self->phase_end)
-                t->self->phase_end(t->self->data, phase);
-}
-
-void xdev_ctx_init(struct xdev_ctx *ctx) {
-        *ctx = (struct xdev_ctx) { .config_ok = true, .statedir = XDEV_STATEDIR };
-        xdev_config_init(&ctx->config);
-}
-
-void xdev_ctx_done(struct xdev_ctx *ctx) {
-        xdev_config_free(&ctx->config);
-}
-
-int xdev_ctx_load_config(struct xdev_ctx *ctx, const char *path, bool named, bool debug) {
-        int r;
-
-        xdev_config_free(&ctx->config);
-        xdev_config_init(&ctx->config);
-        ctx->config_ok = true;
-        ctx->log.debug = debug;
-        r = named ? xdev_config_load_named(&ctx->config, path, &ctx->log)
-                  : xdev_config_load(&ctx->config, path, &ctx->log);
-        if (r < 0) {
-                xdev_log(&ctx->log, LOG_ERR,
-                         "configuration is broken; nothing new will be granted until it is fixed");
-                ctx->config_ok = false;
-        }
-        ctx->log.debug = debug || ctx->config.debug;
-        return r;
-}
-
-/* A node at PATH not in the ledger that carries the mark of a grant
- * (doc/DESIGN.md §3.6): a state that was lost granted it. It goes into the
- * ledger as not granted, with the original its mark holds, to be put back. */
-static void recover_node(struct xdev_ctx *ctx, struct txn *t, const char *path,
-                         enum xdev_class class) {
-        struct xdev_mark m;
-        struct stat st;
-        int fd, r;
-
-        if (xdev_state_find_node(&t->state, path) >= 0)
-                return;
-        if (xdev_node_open(&t->dirs, path, class, &fd, &st) < 0)
-                return;
-        r = xdev_node_mark_read(fd, &st, &m);
-        (void) close(fd);
-        if (r == -EBADMSG)
-                xdev_log(&ctx->log, LOG_WARNING, "\"%s\" carries a malformed mark, ignoring", path);
-        if (r < 0)
-                return;
-        struct xdev_node n = {
-                .path = (char *) path,
-                .class = class,
-                .fsdev = st.st_dev,
-                .ino = st.st_ino,
-                .rdev = st.st_rdev,
-                .uid = m.uid,
-                .gid = m.gid,
-                .mode = m.mode,
-                .acl = m.has_acl ? m.acl : NULL,
-                .grantee = m.grantee,
-                .dirty = true,
-                .lost = true,
-        };
-        if (xdev_state_add_node(&t->state, &n) < 0)
-                return;
-        t->lost++;
-        xdev_log(
-                &ctx->log, LOG_WARNING,
-                "\"%s\" is still granted to uid %u by the lost state; its original is %u:%u %04o %s",
-                path, (unsigned) m.grantee, (unsigned) m.uid, (unsigned) m.gid,
-                (unsigned) (m.mode & 07777), m.has_acl ? m.acl : "(no ACL)");
-}
-
-/* There is no state file: the first transaction since boot, or the state
- * was lost (rm -rf /run/xdevices) while nodes were granted. The nodes that
- * may be granted, the shared devices and every VT, are looked at for the
- * marks grants leave. */
-static void recover_marks(struct xdev_ctx *ctx, struct txn *t) {
-        struct xdev_device_list list = { 0 };
-        char path[XDEV_VT_PATH_MAX];
-
-        if (xdev_devices_enumerate(&ctx->config, &list, &ctx->log) == 0)
-                for (size_t i = 0; i < list.n; i++)
-                        recover_node(ctx, t, list.items[i].path, list.items[i].class);
-        xdev_device_list_free(&list);
-        for (unsigned vt = 1; vt <= XDEV_VT_MAX; vt++) {
-                xdev_vt_path(path, vt);
-                recover_node(ctx, t, path, XDEV_CLASS_VT);
-        }
-}
-
-/* Opens a transaction: takes the lock and loads the state. With no state
- * file, the marks of a lost one are read into the ledger (T->lost), which
- * txn_begin() puts back and status only reports. */
-static int txn_open(struct xdev_ctx *ctx, struct txn *t) {
-        unsigned line = 0;
-        int r;
-
-        *t = (struct txn) { .store = { -1, -1 }, .dirs = XDEV_DIRCACHE_INIT };
-        r = xdev_store_open(&t->store, ctx->statedir);
-        if (r < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "cannot use state directory \"%s\": %s%s",
-                         ctx->statedir, strerror(-r),
-                         r == -EPERM ? " (it must be a root-owned 0700 directory)" : "");
-                return r;
-        }
-        r = xdev_store_load(&t->store, &t->state, &line);
-        if (r < 0) {
-                if (r == -EBADMSG)
-                        xdev_log(
-                                &ctx->log, LOG_ERR,
-                                "state file \"%s/state\" is damaged at line %u; refusing to grant (\"xdevices reset --force\" clears it)",
-                                ctx->statedir, line);
-                else
-                        xdev_log(&ctx->log, LOG_ERR, "cannot read state file \"%s/state\": %s%s",
-                                 ctx->statedir, strerror(-r),
-                                 r == -EPERM ? " (not a root-owned private regular file)" : "");
-                xdev_store_close(&t->store);
-                return r;
-        }
-        /* An entry saved as not granted is a restore that may not have
-         * happened (a crash between the save and the change, or a restore
-         * that failed): put it back again, then forget it. */
-        for (size_t i = 0; i < t->state.n_nodes; i++)
-                if (!t->state.nodes[i].granted)
-                        t->state.nodes[i].dirty = true;
-        if (r == 1)
-                recover_marks(ctx, t);
-        t->active_vt = xdev_vt_active();
-        t->loaded_has_holder = t->state.has_holder;
-        t->loaded_holder = t->state.holder;
-        (void) xdev_linger_note(&t->linger, &t->state, ctx->procs);
-        return 0;
-}
-
-static int commit(struct xdev_ctx *ctx, struct txn *t, bool all, bool keep);
-
-/* What the grantees of a lost state still hold open of the N shared nodes
- * TARGETS (GRANTEE[i] had TARGETS[i]) is cut off as at a VT switch: their
- * sessions are unknown, so nothing is terminated for holding a DRM node,
- * but input is revoked and DRM master dropped (unless lingering = warn). */
-static void cut_off_lost(struct xdev_ctx *ctx, struct txn *t, struct xdev_linger_target *targets,
-                         uid_t *grantee, size_t n) {
-        struct xdev_linger_counts c = { 0 };
-
-        while (n > 0) {
-                uid_t uid = grantee[0];
-                size_t m = 0;
-                /* this uid's targets first, the others after */
-                for (size_t i = 0; i < n; i++)
-                        if (grantee[i] == uid) {
-                                struct xdev_linger_target tt = targets[i];
-                                targets[i] = targets[m];
-                                grantee[i] = grantee[m];
-                                targets[m] = tt;
-                                grantee[m++] = uid;
-                        }
-                struct xdev_linger_opts opts = {
-                        .has_only = true,
-                        .only_uid = uid,
-                        .in_session = true,
-                        .bin = &t->bin,
-                };
-                xdev_linger_opts_from_config(&opts, &ctx->config);
-                /* cut off, as at a VT switch, whatever the policy but warn */
-                if (opts.policy != XDEV_LINGER_WARN)
-                        opts.policy = XDEV_LINGER_REVOKE;
-                (void) xdev_linger_sweep(targets, m, &opts, &ctx->log, &c);
-                memmove(targets, targets + m, (n - m) * sizeof *targets);
-                memmove(grantee, grantee + m, (n - m) * sizeof *grantee);
-                n -= m;
-        }
-        if (c.holders > 0)
-                xdev_log(
-                        &ctx->log, LOG_WARNING,
-                        "processes still holding what the lost state granted: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
-                        c.holders, c.revoked, c.demoted, c.terminated, c.left);
-}
-
-/* Opens a transaction; what a lost state left granted is put back first,
- * before anything is decided, so that no grant of it is taken for an
- * original or stays out. */
-static int txn_begin(struct xdev_ctx *ctx, struct txn *t) {
-        struct xdev_linger_target *targets = NULL;
-        uid_t *grantee = NULL;
-        size_t n = 0;
-        int r = txn_open(ctx, t);
-
-        if (r < 0 || t->lost == 0)
-                return r;
-        xdev_log(
-                &ctx->log, LOG_ERR,
-                "the state \"%s/state\" was lost while %u node(s) were granted: the sessions and sweeps it recorded are forgotten (their users must log in again), and each node is put back to the original its mark holds",
-                ctx->statedir, t->lost);
-        /* the shared nodes taken back, and from whom, for the cut-off below */
-        targets = calloc(t->lost, sizeof *targets);
-        grantee = calloc(t->lost, sizeof *grantee);
-        for (size_t i = 0; targets && grantee && i < t->state.n_nodes; i++) {
-                const struct xdev_node *nd = &t->state.nodes[i];
-                if (!nd->lost || nd->class == XDEV_CLASS_VT || n >= t->lost)
-                        continue;
-                targets[n].rdev = nd->rdev;
-                targets[n].class = nd->class;
-                (void) snprintf(targets[n].path, sizeof targets[n].path, "%s", nd->path);
-                grantee[n++] = nd->grantee;
-        }
-        if (commit(ctx, t, false, false) == 0) {
-                xdev_log(&ctx->log, LOG_WARNING,
-                         "%u node(s) granted by the lost state were put back to their originals",
-                         t->lost);
-                cut_off_lost(ctx, t, targets, grantee, n);
-        }
-        free(targets);
-        free(grantee);
-        return 0;
-}
-
-/* A sweep still running past this long after its grace period ended is
- * taken for stuck: its SIGKILL waits and later passes take 3 s at most. */
-#define SWEEP_STUCK_MS 5000
-
-static int self_rec(uid_t uid, uint64_t until, struct xdev_sweep_rec *ret) {
-        struct xdev_proc_stat st;
-        int r = xdev_proc_stat(getpid(), &st);
-
-        if (r < 0)
-                return r;
-        *ret = (struct xdev_sweep_rec) {
-                .uid = uid, .pid = getpid(), .start = st.start, .until = until
-        };
-        return 0;
-}
-
-/* Writes into the state that this process sweeps each uid of T->waits
- * until their grace periods end, so that a new session of that uid waits
- * and a crash is finished by the next transaction. */
-static int record_sweeps(struct xdev_ctx *ctx, struct txn *t) {
-        bool any = false;
-        int r = 0;
-
-        for (struct xdev_linger_wait *w = t->waits; w && r == 0; w = w->next) {
-                struct xdev_sweep_rec rec;
-                if (!w->record)
-                        continue;
-                any = true;
-                r = self_rec(w->uid, w->until, &rec);
-                if (r == 0)
-                        r = xdev_state_set_sweep(&t->state, &rec);
-        }
-        if (r == 0 && any)
-                r = xdev_store_save(&t->store, &t->state);
-        if (r < 0)
-                xdev_log(&ctx->log, LOG_WARNING,
-                         "cannot record the sweep in its grace period (%s); waiting for it here",
-                         strerror(-r));
-        return r;
-}
-
-/* Closes the transaction and lets the lock go. Returns the sweeps left in
- * their grace period (recorded in the state), for the caller to finish
- * with xdev_sweep_finish() once the lock is free, or NULL. */
-static struct xdev_linger_wait *txn_close(struct xdev_ctx *ctx, struct txn *t) {
-        struct xdev_linger_wait *waits = t->waits;
-
-        if (waits && record_sweeps(ctx, t) < 0) {
-                xdev_linger_finish(waits, NULL); /* under the lock, as before */
-                waits = NULL;
-        }
-        t->waits = NULL;
-        xdev_dircache_done(&t->dirs);
-        xdev_linger_set_free(&t->linger);
-        xdev_state_free(&t->state);
-        xdev_store_close(&t->store);
-        xdev_fd_bin_empty(&t->bin);
-        return waits;
-}
-
-/* Closes the transaction, then finishes its sweeps. */
-static void txn_end(struct xdev_ctx *ctx, struct txn *t) {
-        xdev_sweep_finish(ctx, txn_close(ctx, t));
-}
-
-void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
-        struct xdev_linger_counts c = { 0 };
-        uid_t uids[XDEV_SWEEPS_MAX];
-        struct xdev_sweep_rec me;
-        size_t n = 0;
-        struct txn t;
-        bool changed = false;
-
-        if (!waits)
-                return;
-        for (struct xdev_linger_wait *w = waits; w && n < XDEV_SWEEPS_MAX; w = w->next)
-                if (w->record)
-                        uids[n++] = w->uid;
-        xdev_linger_finish(waits, &c);
-        if (c.terminated > 0)
-                xdev_log(&ctx->log, LOG_NOTICE,
-                         "lingering holders: %u terminated by the end of the grace period",
-                         c.terminated);
-        if (n == 0) /* a switch's: nothing recorded */
-                return;
-        if (self_rec(0, 0, &me) < 0 || txn_begin(ctx, &t) < 0)
-                return; /* the record stays: the next transaction finds its sweeper gone */
-        for (size_t i = 0; i < n; i++) {
-                ssize_t k = xdev_state_find_sweep(&t.state, uids[i]);
-                /* not one another front-end took over meanwhile */
-                if (k >= 0 && t.state.sweeps[k].pid == me.pid &&
-                    t.state.sweeps[k].start == me.start) {
-                        xdev_state_remove_sweep(&t.state, (size_t) k);
-                        changed = true;
-                }
-        }
-        if (changed && xdev_store_save(&t.store, &t.state) < 0)
-                xdev_log(&ctx->log, LOG_WARNING,
-                         "cannot save state after a sweep; the next transaction ends it");
-        txn_end(ctx, &t);
-}
-
-/* The sweeper of REC is still at it: alive, and not long past its end. */
-static bool sweep_running(const struct xdev_sweep_rec *rec) {
-        return xdev_pid_is_alive(rec->pid, rec->start) &&
-                (uint64_t) xdev_now_ms() < rec->until + SWEEP_STUCK_MS;
-}
-
-/* When a transaction must look at the sweeps of STATE again: at the end
- * of each grace period (its sweeper, if gone, is then replaced), and once
- * the sweeper may be taken for stuck. 0 when there are none. */
-static uint64_t sweeps_next_check(const struct xdev_state *state) {
-        uint64_t now = (uint64_t) xdev_now_ms(), next = 0;
-
-        for (size_t i = 0; i < state->n_sweeps; i++) {
-                uint64_t until = state->sweeps[i].until;
-                uint64_t at = now < until ? until : until + SWEEP_STUCK_MS + 1;
-                if (next == 0 || at < next)
-                        next = at;
-        }
-        return next;
-}
-
-static int targets_add(struct xdev_linger_target **v, size_t *n, dev_t rdev, enum xdev_class class,
-                       const char *path) {
-        struct xdev_linger_target *nv;
-
-        for (size_t i = 0; i < *n; i++)
-                if ((*v)[i].rdev == rdev)
-                        return 0;
-        if (*n >= XDEV_LINGER_TARGETS_MAX)
-                return -E2BIG;
-        nv = realloc(*v, (*n + 1) * sizeof **v);
-        if (!nv)
-                return -ENOMEM;
-        *v = nv;
-        nv[*n].rdev = rdev;
-        nv[*n].class = class;
-        (void) snprintf(nv[*n].path, sizeof nv[*n].path, "%s", path);
-        (*n)++;
-        return 0;
-}
-
-/* Every recorded or enumerable shared node, for a sweep that does not know
- * which nodes its uid had: revoke, status, a sweep taken over. */
-static int shared_targets(const struct xdev_state *state, const struct xdev_config *config,
-                          const struct xdev_log *log, struct xdev_linger_target **ret,
-                          size_t *ret_n) {
-        struct xdev_device_list list = { 0 };
-        struct xdev_linger_target *v = NULL;
-        size_t n = 0;
-        int r = 0;
-
-        for (size_t i = 0; i < state->n_nodes && r == 0; i++)
-                if (state->nodes[i].class != XDEV_CLASS_VT)
-                        r = targets_add(&v, &n, state->nodes[i].rdev, state->nodes[i].class,
-                                        state->nodes[i].path);
-        if (r == 0 && xdev_devices_enumerate(config, &list, log) >= 0) {
-                struct xdev_dircache dirs = XDEV_DIRCACHE_INIT;
-                for (size_t i = 0; i < list.n && r == 0; i++) {
-                        struct stat st;
-                        int fd;
-                        if (xdev_node_open(&dirs, list.items[i].path, list.items[i].class, &fd,
-                                           &st) < 0)
-                                continue;
-                        (void) close(fd);
-                        r = targets_add(&v, &n, st.st_rdev, list.items[i].class,
-                                        list.items[i].path);
-                }
-                xdev_dircache_done(&dirs);
-        }
-        xdev_device_list_free(&list);
-        if (r < 0 && r != -E2BIG) {
-                free(v);
-                return r;
-        }
-        *ret = v;
-        *ret_n = n;
-        return 0;
-}
-
-/* Sweeps whose sweeper died (a login killed in its grace period) or is
- * stuck: this transaction takes them over, with the deadline they had. A
- * uid that has a session again is not swept. Returns the number of records
- * taken off (the caller saves). */
-static int adopt_sweeps(struct xdev_ctx *ctx, struct txn *t) {
-        int adopted = 0;
-
-        for (size_t i = t->state.n_sweeps; i-- > 0;) {
-                struct xdev_sweep_rec rec = t->state.sweeps[i];
-                struct xdev_linger_target *targets = NULL;
-                struct xdev_linger_wait *w = NULL;
-                struct xdev_linger_counts c;
-                size_t n = 0;
-
-                if (sweep_running(&rec))
-                        continue;
-                xdev_state_remove_sweep(&t->state, i);
-                adopted++;
-                if (xdev_state_uid_has_session(&t->state, rec.uid)) {
-                        xdev_log(&ctx->log, LOG_NOTICE,
-                                 "uid %u has a session again; the sweep left by pid %d is dropped",
-                                 (unsigned) rec.uid, (int) rec.pid);
-                        continue;
-                }
-                xdev_log(&ctx->log, LOG_NOTICE,
-                         "pid %d did not finish the sweep of uid %u's processes; finishing it",
-                         (int) rec.pid, (unsigned) rec.uid);
-                if (shared_targets(&t->state, &ctx->config, &ctx->log, &targets, &n) < 0)
-                        continue;
-                struct xdev_linger_opts opts = {
-                        .has_keep = t->state.has_holder,
-                        .keep_uid = t->state.holder,
-                        .has_only = true,
-                        .only_uid = rec.uid,
-                        .bin = &t->bin,
-                        .until_ms = rec.until > 0 ? rec.until : 1,
-                };
-                xdev_linger_opts_from_config(&opts, &ctx->config);
-                (void) xdev_linger_sweep_start(targets, n, &opts, &ctx->log, &c, &w);
-                free(targets);
-                if (w) {
-                        w->next = t->waits;
-                        t->waits = w;
-                }
-        }
-        return adopted;
-}
-
 /* UID's runtime directory goes with its last session (under the lock, so
  * that a login of UID cannot come between the decision and the removal). */
 static void rundir_release(struct xdev_ctx *ctx, const struct xdev_state *state, uid_t uid) {
@@ -508,7 +39,7 @@ static void rundir_release(struct xdev_ctx *ctx, const struct xdev_state *state,
                 (void) xdev_rundir_remove(XDEV_RUNDIR_BASE, uid, &ctx->log);
 }
 
-static int reap(struct xdev_ctx *ctx, struct txn *t) {
+static int reap(struct xdev_ctx *ctx, struct xdev_txn *t) {
         int n = 0;
 
         for (size_t i = t->state.n_sessions; i-- > 0;) {
@@ -530,271 +61,18 @@ static int reap(struct xdev_ctx *ctx, struct txn *t) {
 /* What a transaction that decides does first: reaps the sessions whose
  * leader is gone, then takes over the sweeps whose sweeper is. Returns the
  * number of sessions reaped. */
-static int reap_and_adopt(struct xdev_ctx *ctx, struct txn *t) {
+static int reap_and_adopt(struct xdev_ctx *ctx, struct xdev_txn *t) {
         int reaped = reap(ctx, t);
 
-        (void) adopt_sweeps(ctx, t);
+        (void) xdev_linger_adopt(ctx, &t->state, &t->bin, &t->waits);
         return reaped;
 }
-
-static void node_revoke(struct xdev_node *n) {
-        if (n->granted)
-                n->dirty = true;
-        n->granted = false;
-}
-
-static void node_grant(struct xdev_node *n, uid_t uid, enum xdev_access perm,
-                       enum xdev_grant_mode gmode) {
-        if (!n->granted || n->grantee != uid || n->perm != perm || n->gmode != gmode)
-                n->dirty = true;
-        n->granted = true;
-        n->grantee = uid;
-        n->perm = perm;
-        n->gmode = gmode;
-}
-
-/* A node about to be recorded that carries the mark of a grant no ledger
- * holds (doc/DESIGN.md §3.6) still has that grant: its original is the
- * mark's, never what it is now. */
-static int take_original_from_mark(struct xdev_ctx *ctx, int fd, const struct stat *st,
-                                   struct xdev_node *rec) {
-        struct xdev_mark m;
-        char *acl = NULL;
-        int r = xdev_node_mark_read(fd, st, &m);
-
-        if (r == -ENODATA)
-                return 0;
-        if (r < 0) {
-                xdev_log(&ctx->log, LOG_WARNING,
-                         "\"%s\" carries a mark that cannot be read (%s); not recording it",
-                         rec->path, strerror(-r));
-                return r;
-        }
-        if (m.has_acl && !(acl = strdup(m.acl)))
-                return -ENOMEM;
-        xdev_log(
-                &ctx->log, LOG_WARNING,
-                "\"%s\" is still granted to uid %u by a state that was lost; recording the original its mark holds (%u:%u %04o %s)",
-                rec->path, (unsigned) m.grantee, (unsigned) m.uid, (unsigned) m.gid,
-                (unsigned) (m.mode & 07777), m.has_acl ? m.acl : "(no ACL)");
-        free(rec->acl);
-        rec->acl = acl;
-        rec->uid = m.uid;
-        rec->gid = m.gid;
-        rec->mode = m.mode;
-        return 0;
-}
-
-/* Makes sure the ledger has an entry for the node at PATH and that it wants
- * UID to have PERM. A recorded node that was replaced is forgotten first.
- * EXPECT, when not 0, is the rdev the caller was told (udev). */
-static int ledger_want(struct xdev_ctx *ctx, struct txn *t, const char *path, enum xdev_class class,
-                       dev_t expect, uid_t uid, enum xdev_access perm) {
-        struct xdev_node rec = { 0 };
-        struct stat st;
-        ssize_t idx;
-        int fd, r;
-
-        r = xdev_node_open(&t->dirs, path, class, &fd, &st);
-        if (r == 0 && st.st_nlink != 1) {
-                (void) close(fd);
-                r = -ENOTTY; /* a grant would reach the other name too */
-        }
-        if (r < 0) {
-                if (r == -ENOTTY)
-                        xdev_log(
-                                &ctx->log, LOG_WARNING,
-                                "\"%s\" is not a device node of class %s (symlink, hard link, other type or major), ignoring",
-                                path, xdev_class_to_string(class));
-                else if (r != -ENOENT)
-                        xdev_log(&ctx->log, LOG_WARNING, "cannot open \"%s\": %s, ignoring", path,
-                                 strerror(-r));
-                return r;
-        }
-        if (expect != 0 && st.st_rdev != expect) {
-                xdev_log(&ctx->log, LOG_WARNING,
-                         "\"%s\" is %u:%u, not the %u:%u announced, ignoring", path,
-                         major(st.st_rdev), minor(st.st_rdev), major(expect), minor(expect));
-                r = -ESTALE;
-                goto out;
-        }
-        idx = xdev_state_find_node(&t->state, path);
-        if (idx >= 0) {
-                struct xdev_node *n = &t->state.nodes[idx];
-                if (n->fsdev == st.st_dev && n->ino == st.st_ino && n->rdev == st.st_rdev) {
-                        node_grant(n, uid, perm, ctx->config.mode);
-                        r = 0;
-                        goto out;
-                }
-                xdev_debug(&ctx->log, "\"%s\" was replaced since it was recorded; recording anew",
-                           path);
-                xdev_state_remove_node(&t->state, (size_t) idx);
-        }
-        rec.path = (char *) path;
-        rec.class = class;
-        r = xdev_node_snapshot(fd, &st, &rec);
-        if (r < 0) {
-                xdev_log(&ctx->log, LOG_WARNING, "cannot read the state of \"%s\": %s, ignoring",
-                         path, strerror(-r));
-                goto out;
-        }
-        r = take_original_from_mark(ctx, fd, &st, &rec);
-        if (r < 0)
-                goto out;
-        if (ctx->config.mode == XDEV_GRANT_ACL && !rec.acl) {
-                xdev_log(&ctx->log, LOG_ERR,
-                         "\"%s\" is on a file system without ACLs; use mode=chown", path);
-                r = -EOPNOTSUPP;
-                goto out;
-        }
-        node_grant(&rec, uid, perm, ctx->config.mode);
-        rec.dirty = true;
-        r = xdev_state_add_node(&t->state, &rec);
-out:
-        free(rec.acl);
-        (void) close(fd);
-        return r;
-}
-
-/* Who should have each recorded node now. VTs go to the latest session on
- * them, shared nodes to the holder. */
-static void plan_ledger(const struct xdev_ctx *ctx, struct txn *t) {
-        for (size_t i = 0; i < t->state.n_nodes; i++) {
-                struct xdev_node *n = &t->state.nodes[i];
-                if (n->class == XDEV_CLASS_VT) {
-                        const struct xdev_session *owner = NULL;
-                        for (size_t j = 0; j < t->state.n_sessions; j++)
-                                if (n->rdev == xdev_vt_devnum(t->state.sessions[j].vt))
-                                        owner = &t->state.sessions[j];
-                        if (owner)
-                                node_grant(n, owner->uid,
-                                           n->granted ? n->perm : ctx->config.access[n->class],
-                                           n->granted ? n->gmode : ctx->config.mode);
-                        else
-                                node_revoke(n);
-                } else if (t->state.has_holder &&
-                           (n->granted || ctx->config.access[n->class] != XDEV_ACCESS_OFF))
-                        node_grant(n, t->state.holder,
-                                   n->granted ? n->perm : ctx->config.access[n->class],
-                                   n->granted ? n->gmode : ctx->config.mode);
-                else
-                        node_revoke(n);
-        }
-}
-
-/* Adds every enumerated shared device to the ledger for the holder. */
-static int plan_enumerate(struct xdev_ctx *ctx, struct txn *t) {
-        struct xdev_device_list list = { 0 };
-        int r;
-
-        if (!t->state.has_holder || !ctx->config_ok)
-                return 0;
-        r = xdev_devices_enumerate(&ctx->config, &list, &ctx->log);
-        if (r < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "cannot enumerate devices: %s", strerror(-r));
-                return r;
-        }
-        for (size_t i = 0; i < list.n; i++) {
-                r = ledger_want(ctx, t, list.items[i].path, list.items[i].class,
-                                list.items[i].devnum, t->state.holder,
-                                ctx->config.access[list.items[i].class]);
-                if (r == -ENOMEM || r == -E2BIG || r == -EOPNOTSUPP)
-                        goto out;
-        }
-        r = 0;
-out:
-        xdev_device_list_free(&list);
-        return r;
-}
-
-static bool is_drm_primary(const struct xdev_node *n) {
-        const char *base = strrchr(n->path, '/');
-        return n->class == XDEV_CLASS_DRM && base && strncmp(base + 1, "card", 4) == 0;
-}
-
-/* Saves the plan, converges every dirty node, then drops restored entries
- * (KEEP: keeps them, for a handover that grants them again at once).
- * Returns the number of grants that failed (each already put back), or
- * -errno when the state could not be saved (nothing was changed then). */
-static int commit(struct xdev_ctx *ctx, struct txn *t, bool all, bool keep) {
-        int failed = 0, r;
-        bool pruned = false;
-
-        r = xdev_store_save(&t->store, &t->state);
-        if (r < 0) {
-                xdev_log(&ctx->log, LOG_ERR, "cannot save state in \"%s\": %s; nothing changed",
-                         ctx->statedir, strerror(-r));
-                return r;
-        }
-        /* The DRM primary nodes first: a display server coming back to its
-         * VT opens (or takes master on) the card before its input. */
-        for (size_t k = 0; k < 2 * t->state.n_nodes; k++) {
-                size_t i = k % t->state.n_nodes;
-                struct xdev_node *n = &t->state.nodes[i];
-                if ((k < t->state.n_nodes) != is_drm_primary(n))
-                        continue;
-                if (!n->dirty && !all)
-                        continue;
-                if (!n->granted && n->restored) {
-                        /* put back earlier in this transaction, at a
-                         * handover that did not grant it again */
-                        if (n->mark_kept)
-                                (void) xdev_node_unmark(&t->dirs, n);
-                        n->mark_kept = false;
-                        continue;
-                }
-                unsigned flags = n->dirty ? XDEV_CONVERGE_CHANGES : 0;
-                if (!n->granted && keep)
-                        flags |= XDEV_CONVERGE_KEEP_MARK;
-                r = xdev_node_converge(&t->dirs, n, flags);
-                n->dirty = false;
-                n->mark_kept = r == 0 && (flags & XDEV_CONVERGE_KEEP_MARK);
-                if (r == 0) {
-                        xdev_debug(&ctx->log, "\"%s\": %s", n->path,
-                                   n->granted ? "granted" : "restored");
-                        if (!n->granted) {
-                                n->restored = true;
-                                n->dirty = true; /* mark for pruning */
-                        }
-                        continue;
-                }
-                if (r == -ENOENT || r == -ESTALE) {
-                        xdev_log(&ctx->log, LOG_NOTICE,
-                                 "\"%s\" %s since it was recorded; forgetting it", n->path,
-                                 r == -ENOENT ? "is gone" : "was replaced by another node");
-                        n->granted = false;
-                        n->dirty = true;
-                        continue;
-                }
-                if (n->granted) {
-                        xdev_log(&ctx->log, LOG_ERR, "cannot grant \"%s\": %s", n->path,
-                                 strerror(-r));
-                        failed++;
-                } else
-                        xdev_log(&ctx->log, LOG_ERR, "cannot restore \"%s\": %s; will retry",
-                                 n->path, strerror(-r));
-        }
-        for (size_t i = t->state.n_nodes; i-- > 0;)
-                if (t->state.nodes[i].dirty && !t->state.nodes[i].granted &&
-                    !(keep && t->state.nodes[i].restored)) {
-                        xdev_state_remove_node(&t->state, i);
-                        pruned = true;
-                }
-        if (pruned) {
-                r = xdev_store_save(&t->store, &t->state);
-                if (r < 0)
-                        xdev_log(&ctx->log, LOG_WARNING,
-                                 "cannot save state after restoring: %s, ignoring", strerror(-r));
-        }
-        return failed;
-}
-
 /* The one sweep of a transaction: the processes of each uid that lost a
  * grant in it (as noted when it was opened), once those grants are off
  * and before anybody else gets one. A transaction takes every grant it
  * takes away before this sweep (a handover's in its take-off), so later
  * calls do nothing. */
-static void sweep_lost(struct xdev_ctx *ctx, struct txn *t) {
+static void sweep_lost(struct xdev_ctx *ctx, struct xdev_txn *t) {
         if (t->swept_once)
                 return;
         t->swept_once = true;
@@ -802,7 +80,7 @@ static void sweep_lost(struct xdev_ctx *ctx, struct txn *t) {
                 t->linger.defer = &t->defer;
         (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept, &t->bin,
                                  &t->waits);
-        phase_end(t, XDEV_PHASE_SWEEP);
+        xdev_txn_phase_end(t, XDEV_PHASE_SWEEP);
 }
 
 /* The order of a handover, which never lets two users have a shared node
@@ -813,7 +91,7 @@ static void sweep_lost(struct xdev_ctx *ctx, struct txn *t) {
  * same nodes without a new enumeration. Returns 1 when a holder was
  * released, 0 when there was none to release, or -errno from saving
  * (nothing changed then). */
-static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
+static int release_old_holder(struct xdev_ctx *ctx, struct xdev_txn *t) {
         bool next_has = t->state.has_holder;
         uid_t next = t->state.holder;
         int r;
@@ -821,9 +99,9 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
         if (!t->loaded_has_holder || !next_has || next == t->loaded_holder)
                 return 0; /* no holder before, or none after: one pass keeps the order */
         t->state.has_holder = false;
-        plan_ledger(ctx, t);
-        r = commit(ctx, t, false, true);
-        phase_end(t, XDEV_PHASE_RELEASE);
+        xdev_ledger_plan(ctx, t);
+        r = xdev_txn_commit(ctx, t, false, true);
+        xdev_txn_phase_end(t, XDEV_PHASE_RELEASE);
         if (r >= 0) {
                 sweep_lost(ctx, t);
                 t->loaded_has_holder = false;
@@ -833,14 +111,14 @@ static int release_old_holder(struct xdev_ctx *ctx, struct txn *t) {
         return r < 0 ? r : 1;
 }
 
-static bool any_dirty(const struct txn *t) {
+static bool any_dirty(const struct xdev_txn *t) {
         for (size_t i = 0; i < t->state.n_nodes; i++)
                 if (t->state.nodes[i].dirty)
                         return true;
         return false;
 }
 
-static bool holder_changed(const struct txn *t) {
+static bool holder_changed(const struct xdev_txn *t) {
         return t->state.has_holder &&
                 (!t->loaded_has_holder || t->loaded_holder != t->state.holder);
 }
@@ -853,34 +131,34 @@ static bool holder_changed(const struct txn *t) {
  * enumeration that finds any it lacked comes after: the switch does not
  * wait for it (with T->defer_enumerate, it is left to the caller, who runs
  * xdev_follow_enumerate() when idle). Returns commit's result. */
-static int settle(struct xdev_ctx *ctx, struct txn *t, bool all) {
+static int settle(struct xdev_ctx *ctx, struct xdev_txn *t, bool all) {
         int r, released;
 
         released = release_old_holder(ctx, t);
         if (released < 0)
                 return released;
-        plan_ledger(ctx, t);
+        xdev_ledger_plan(ctx, t);
         if (holder_changed(t)) {
                 xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u",
                          (unsigned) t->state.holder);
                 if (!released)
-                        (void) plan_enumerate(ctx, t);
+                        (void) xdev_ledger_enumerate(ctx, t);
                 if (t->self && t->self->before_grant)
                         t->self->before_grant(t->self->data);
                 t->handed_over = true;
         } else if (t->loaded_has_holder && !t->state.has_holder)
                 xdev_log(&ctx->log, LOG_INFO, "shared devices taken from uid %u; nobody holds them",
                          (unsigned) t->loaded_holder);
-        r = commit(ctx, t, all, false);
-        phase_end(t, XDEV_PHASE_GRANT);
+        r = xdev_txn_commit(ctx, t, all, false);
+        xdev_txn_phase_end(t, XDEV_PHASE_GRANT);
         if (r >= 0) /* grants removed first, then lingering fds revoked */
                 sweep_lost(ctx, t);
         if (r >= 0 && released && t->defer_enumerate)
                 t->enumerate_pending = true;
         else if (r >= 0 && released) {
-                (void) plan_enumerate(ctx, t);
+                (void) xdev_ledger_enumerate(ctx, t);
                 if (any_dirty(t)) {
-                        int more = commit(ctx, t, false, false);
+                        int more = xdev_txn_commit(ctx, t, false, false);
                         if (more > 0)
                                 r += more;
                 }
@@ -899,7 +177,7 @@ static void elect_with_login(struct xdev_state *state, int active_vt,
         }
 }
 
-static int record_login(struct txn *t, const struct xdev_login *login) {
+static int record_login(struct xdev_txn *t, const struct xdev_login *login) {
         struct xdev_session s = {
                 .uid = login->uid,
                 .vt = login->vt,
@@ -915,17 +193,17 @@ static int record_login(struct txn *t, const struct xdev_login *login) {
 
 /* A login whose grants failed (each node already put back): forget the
  * session and converge what is left. */
-static void undo_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_login *login) {
+static void undo_login(struct xdev_ctx *ctx, struct xdev_txn *t, const struct xdev_login *login) {
         ssize_t idx = xdev_state_find_session(&t->state, login->pid, login->start);
 
         if (idx >= 0)
                 xdev_state_remove_session(&t->state, (size_t) idx);
         xdev_state_elect(&t->state, t->active_vt);
-        plan_ledger(ctx, t);
-        (void) commit(ctx, t, false, false);
+        xdev_ledger_plan(ctx, t);
+        (void) xdev_txn_commit(ctx, t, false, false);
 }
 
-static void login_result(const struct txn *t, const struct xdev_login *login) {
+static void login_result(const struct xdev_txn *t, const struct xdev_login *login) {
         struct xdev_login_result *res = login->result;
 
         if (!res)
@@ -944,21 +222,22 @@ static void login_result(const struct txn *t, const struct xdev_login *login) {
 /* Opens the login's transaction. The user's processes are being ended
  * after her last logout: her new session would be ended with them. It
  * waits (§3.5.7). */
-static int txn_begin_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_login *login) {
+static int txn_begin_login(struct xdev_ctx *ctx, struct xdev_txn *t,
+                           const struct xdev_login *login) {
         for (bool said = false;; said = true) {
                 ssize_t k;
-                int r = txn_begin(ctx, t);
+                int r = xdev_txn_begin(ctx, t);
                 if (r < 0)
                         return r;
                 k = xdev_state_find_sweep(&t->state, login->uid);
-                if (k < 0 || !sweep_running(&t->state.sweeps[k]))
+                if (k < 0 || !xdev_linger_rec_is_running(&t->state.sweeps[k]))
                         return 0;
                 if (!said)
                         xdev_log(
                                 &ctx->log, LOG_INFO,
                                 "the processes of \"%s\" are being ended after a logout (by pid %d); the new session waits",
                                 login->user, (int) t->state.sweeps[k].pid);
-                txn_end(ctx, t);
+                xdev_txn_end(ctx, t);
                 (void) usleep(50 * 1000);
         }
 }
@@ -966,20 +245,20 @@ static int txn_begin_login(struct xdev_ctx *ctx, struct txn *t, const struct xde
 /* Records the login and plans its grants: its VT, and the shared devices
  * when it holds them. Nothing is saved or changed yet: on failure dropping
  * the plan is the undo (a release of the old holder before stands). */
-static int plan_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_login *login) {
+static int plan_login(struct xdev_ctx *ctx, struct xdev_txn *t, const struct xdev_login *login) {
         int r = record_login(t, login);
 
         if (r < 0)
                 return r;
-        plan_ledger(ctx, t);
+        xdev_ledger_plan(ctx, t);
         if (ctx->config.access[XDEV_CLASS_VT] != XDEV_ACCESS_OFF) {
                 char path[XDEV_VT_PATH_MAX];
                 xdev_vt_path(path, login->vt);
-                r = ledger_want(ctx, t, path, XDEV_CLASS_VT, xdev_vt_devnum(login->vt), login->uid,
-                                ctx->config.access[XDEV_CLASS_VT]);
+                r = xdev_ledger_want(ctx, t, path, XDEV_CLASS_VT, xdev_vt_devnum(login->vt),
+                                     login->uid, ctx->config.access[XDEV_CLASS_VT]);
         }
         if (r >= 0 && t->state.has_holder && t->state.holder == login->uid)
-                r = plan_enumerate(ctx, t);
+                r = xdev_ledger_enumerate(ctx, t);
         if (r < 0)
                 xdev_log(&ctx->log, LOG_ERR, "cannot prepare grants (%s); granting nothing",
                          strerror(-r));
@@ -989,14 +268,14 @@ static int plan_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_log
 /* Saves and applies the login's plan, undoing this session's grants when a
  * node could not be granted, then sweeps for what the old holder lost.
  * Returns 1 when the login holds the shared devices, 0 or -errno. */
-static int commit_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_login *login) {
+static int commit_login(struct xdev_ctx *ctx, struct xdev_txn *t, const struct xdev_login *login) {
         int failed;
 
         if (holder_changed(t))
                 xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u",
                          (unsigned) t->state.holder);
         xdev_fault_point("open-before-commit");
-        failed = commit(ctx, t, false, false);
+        failed = xdev_txn_commit(ctx, t, false, false);
         if (failed < 0)
                 return failed;
         if (failed > 0) {
@@ -1012,7 +291,7 @@ static int commit_login(struct xdev_ctx *ctx, struct txn *t, const struct xdev_l
 }
 
 int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
-        struct txn t;
+        struct xdev_txn t;
         int r;
 
         if (!xdev_name_is_valid(login->user, XDEV_NAME_MAX) ||
@@ -1037,7 +316,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         if (r >= 0)
                 r = commit_login(ctx, &t, login);
 out:
-        txn_end(ctx, &t);
+        xdev_txn_end(ctx, &t);
         return r;
 }
 
@@ -1046,7 +325,7 @@ out:
  * keyboard off, which the next login there could not use (logind resets a
  * VT at the end of its session as well). Not while another recorded
  * session is on that VT. */
-static void vt_reset(struct xdev_ctx *ctx, const struct txn *t, unsigned vt) {
+static void vt_reset(struct xdev_ctx *ctx, const struct xdev_txn *t, unsigned vt) {
         unsigned what = 0;
         int fd, r;
 
@@ -1077,13 +356,13 @@ static void vt_reset(struct xdev_ctx *ctx, const struct txn *t, unsigned vt) {
 }
 
 int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
-        struct txn t;
+        struct xdev_txn t;
         ssize_t idx;
         unsigned vt = 0;
         bool lost = false;
         int r, reaped;
 
-        r = txn_begin(ctx, &t);
+        r = xdev_txn_begin(ctx, &t);
         if (r < 0)
                 return r;
         /* util-linux login closes after its child left the VT: by then its
@@ -1112,13 +391,13 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
         if (vt > 0)
                 vt_reset(ctx, &t, vt);
 out:
-        txn_end(ctx, &t);
+        xdev_txn_end(ctx, &t);
         /* The user's own processes were swept by uid; one that left her
          * uid, or was passed her file, is found by the pass after the lock
          * (doc/DESIGN.md §3.5.10). Only when the devices changed hands: a
          * logout that takes nothing shared away leaves nothing to find. */
         if (lost) {
-                struct xdev_linger_counts c;
+                struct xdev_sweep_counts c;
                 int q = xdev_sweep_others(ctx, NULL, &c);
                 if (q < 0)
                         xdev_log(&ctx->log, LOG_ERR,
@@ -1128,7 +407,7 @@ out:
 }
 
 int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class class, dev_t devnum) {
-        struct txn t;
+        struct xdev_txn t;
         int r, reaped;
 
         if (class == XDEV_CLASS_VT || !xdev_path_is_valid(path))
@@ -1137,7 +416,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
          * and its grants stay as they are until the config is fixed. */
         if (!ctx->config_ok)
                 return -EINVAL;
-        r = txn_begin(ctx, &t);
+        r = xdev_txn_begin(ctx, &t);
         if (r < 0)
                 return r;
         reaped = reap_and_adopt(ctx, &t);
@@ -1146,18 +425,18 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
                 r = release_old_holder(ctx, &t);
                 if (r < 0)
                         goto out;
-                plan_ledger(ctx, &t);
+                xdev_ledger_plan(ctx, &t);
                 if (holder_changed(&t))
-                        (void) plan_enumerate(ctx, &t);
+                        (void) xdev_ledger_enumerate(ctx, &t);
         }
         if (t.state.has_holder && ctx->config.access[class] != XDEV_ACCESS_OFF) {
-                r = ledger_want(ctx, &t, path, class, devnum, t.state.holder,
-                                ctx->config.access[class]);
+                r = xdev_ledger_want(ctx, &t, path, class, devnum, t.state.holder,
+                                     ctx->config.access[class]);
                 if (r < 0 && r != -ENOENT) {
-                        /* ledger_want logged why; the reaping above still gets committed.
+                        /* xdev_ledger_want logged why; the reaping above still gets committed.
                          * A node that is not what udev said is refused input
                          * (-EINVAL); ENOMEM, E2BIG, EIO... stay what they are. */
-                        (void) commit(ctx, &t, false, false);
+                        (void) xdev_txn_commit(ctx, &t, false, false);
                         if (r == -ENOTTY || r == -ESTALE || r == -EOPNOTSUPP)
                                 r = -EINVAL;
                         goto out;
@@ -1165,7 +444,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         } else
                 xdev_debug(&ctx->log, "\"%s\": no session holds the shared devices, nothing to do",
                            path);
-        r = commit(ctx, &t, false, false);
+        r = xdev_txn_commit(ctx, &t, false, false);
         if (r >= 0)
                 sweep_lost(ctx, &t);
         if (r == 0)
@@ -1173,18 +452,18 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         else if (r > 0)
                 r = -EIO;
 out:
-        txn_end(ctx, &t);
+        xdev_txn_end(ctx, &t);
         return r;
 }
 
 int xdev_device_forget(struct xdev_ctx *ctx, const char *path) {
-        struct txn t;
+        struct xdev_txn t;
         ssize_t idx;
         int r;
 
         if (!xdev_path_is_valid(path))
                 return -EINVAL;
-        r = txn_begin(ctx, &t);
+        r = xdev_txn_begin(ctx, &t);
         if (r < 0)
                 return r;
         idx = xdev_state_find_node(&t.state, path);
@@ -1196,19 +475,19 @@ int xdev_device_forget(struct xdev_ctx *ctx, const char *path) {
          * restore it if it is the recorded one, else forget it. */
         t.state.nodes[idx].granted = false;
         t.state.nodes[idx].dirty = true;
-        r = commit(ctx, &t, false, false);
+        r = xdev_txn_commit(ctx, &t, false, false);
         r = r < 0 ? r : 1;
 out:
-        txn_end(ctx, &t);
+        xdev_txn_end(ctx, &t);
         return r;
 }
 
 int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost) {
-        struct txn t;
+        struct xdev_txn t;
         int r, reaped;
 
         *ret_lost = 0;
-        r = txn_begin(ctx, &t);
+        r = xdev_txn_begin(ctx, &t);
         if (r < 0)
                 return r;
         *ret_lost = t.lost;
@@ -1218,7 +497,7 @@ int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost) {
                 t.state.has_holder = false;
         r = settle(ctx, &t, true);
         r = r < 0 ? r : reaped;
-        txn_end(ctx, &t);
+        xdev_txn_end(ctx, &t);
         return r;
 }
 
@@ -1230,7 +509,7 @@ static void before_unlock(const struct xdev_follow_self *self) {
 
 /* The event nodes the holder has been granted, for the caller to announce
  * again to udev's listeners (xdevicesd; doc/DESIGN.md §3.5.1). */
-static void list_holder_evdev(const struct txn *t, struct xdev_follow_result *ret) {
+static void list_holder_evdev(const struct xdev_txn *t, struct xdev_follow_result *ret) {
         ret->n_evdev = ret->n_drm = 0;
         if (!t->state.has_holder)
                 return;
@@ -1241,19 +520,17 @@ static void list_holder_evdev(const struct txn *t, struct xdev_follow_result *re
                     base && strncmp(base + 1, "event", 5) == 0)
                         ret->evdev[ret->n_evdev++] = n->rdev;
         }
-        ret->n_drm = 0;
         for (size_t i = 0; i < t->state.n_nodes && ret->n_drm < XDEV_FOLLOW_DRM_MAX; i++) {
                 const struct xdev_node *n = &t->state.nodes[i];
-                /* primary nodes: minors below 64 (render nodes from 128) */
                 if (n->class == XDEV_CLASS_DRM && n->granted && n->grantee == t->state.holder &&
-                    minor(n->rdev) < 64)
+                    minor(n->rdev) < XDEV_DRM_MINOR_RENDER && xdev_drm_path_is_primary(n->path))
                         ret->drm[ret->n_drm++] = n->rdev;
         }
 }
 
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                        struct xdev_follow_result *ret) {
-        struct txn t;
+        struct xdev_txn t;
         bool changed;
         int r, reaped;
 
@@ -1262,12 +539,12 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 ret->waits = NULL;
                 ret->defer.n = 0;
         }
-        r = txn_begin(ctx, &t);
+        r = xdev_txn_begin(ctx, &t);
         if (r < 0)
                 return r;
         t.self = self;
         reaped = reap(ctx, &t);
-        changed = reaped > 0 || adopt_sweeps(ctx, &t) > 0;
+        changed = reaped > 0 || xdev_linger_adopt(ctx, &t.state, &t.bin, &t.waits) > 0;
         if (self &&
             (!t.state.follow || t.state.follow_pid != self->pid ||
              t.state.follow_start != self->start)) {
@@ -1286,7 +563,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 t.state.has_holder = false;
         changed = changed || holder_changed(&t) || t.loaded_has_holder != t.state.has_holder;
         r = 0;
-        phase_end(&t, XDEV_PHASE_LOAD);
+        xdev_txn_phase_end(&t, XDEV_PHASE_LOAD);
         if (changed) {
                 t.defer_enumerate = self != NULL;
                 r = settle(ctx, &t, false);
@@ -1303,7 +580,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                         .enumerate = t.enumerate_pending,
                         .examined = t.swept.examined,
                         .io = t.dirs.io,
-                        .sweep_check_ms = sweeps_next_check(&t.state),
+                        .sweep_check_ms = xdev_linger_next_check(&t.state),
                 };
                 for (size_t i = 0; i < t.state.n_sessions && i < XDEV_SESSIONS_MAX; i++) {
                         ret->leaders[i].pid = t.state.sessions[i].pid;
@@ -1318,20 +595,20 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 /* ... reads its processes over the scan budget to the end */
                 ret->defer = t.defer;
                 /* ... and finishes the sweeps in their grace period */
-                ret->waits = txn_close(ctx, &t);
+                ret->waits = xdev_txn_close(ctx, &t);
         } else
-                txn_end(ctx, &t);
+                xdev_txn_end(ctx, &t);
         return r;
 }
 
 int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *self) {
-        struct txn t;
+        struct xdev_txn t;
         bool had;
         uid_t holder;
         size_t before;
         int r;
 
-        r = txn_begin(ctx, &t);
+        r = xdev_txn_begin(ctx, &t);
         if (r < 0)
                 return r;
         if (!t.state.follow || t.state.follow_pid != self->pid ||
@@ -1356,10 +633,10 @@ int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *s
         if (!had)
                 goto out;
         before = t.state.n_nodes;
-        plan_ledger(ctx, &t);
-        (void) plan_enumerate(ctx, &t);
+        xdev_ledger_plan(ctx, &t);
+        (void) xdev_ledger_enumerate(ctx, &t);
         if (any_dirty(&t)) {
-                r = commit(ctx, &t, false, false);
+                r = xdev_txn_commit(ctx, &t, false, false);
                 if (r == 0)
                         r = t.state.n_nodes > before ? (int) (t.state.n_nodes - before) : 0;
                 else if (r > 0)
@@ -1367,7 +644,7 @@ int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *s
         }
 out:
         before_unlock(self);
-        txn_end(ctx, &t);
+        xdev_txn_end(ctx, &t);
         return r;
 }
 
@@ -1377,7 +654,7 @@ static bool vt_still_active(int vt) {
 }
 
 /* Whether REPORT shows PID holding target T (an fd not revoked). */
-static bool report_holds(const struct xdev_linger_report *report, pid_t pid, size_t t) {
+static bool report_holds(const struct xdev_sweep_report *report, pid_t pid, size_t t) {
         for (size_t j = 0; j < report->n; j++)
                 if (report->items[j].pid == pid && !report->items[j].revoked &&
                     strtoul(report->items[j].path, NULL, 10) == t)
@@ -1388,7 +665,7 @@ static bool report_holds(const struct xdev_linger_report *report, pid_t pid, siz
 /* Whether PID is one of the display server's processes in REPORT: it
  * holds target VT (the VT in front) or a target past it (a DRM primary
  * node). *RET_DISPLAY: the latter. */
-static bool report_is_server(const struct xdev_linger_report *report, pid_t pid, size_t vt,
+static bool report_is_server(const struct xdev_sweep_report *report, pid_t pid, size_t vt,
                              size_t n_targets, bool *ret_display) {
         bool server = false, display = false;
 
@@ -1404,7 +681,7 @@ static bool report_is_server(const struct xdev_linger_report *report, pid_t pid,
 
 /* The display server's processes in REPORT (report_is_server()), each
  * once, with their state and context switches now, into *RET. */
-static void servers_read(const struct xdev_linger_report *report, size_t vt, size_t n_targets,
+static void servers_read(const struct xdev_sweep_report *report, size_t vt, size_t n_targets,
                          struct xdev_follow_servers *ret) {
         int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -1474,9 +751,9 @@ bool xdev_follow_settled(const struct xdev_follow_servers *before,
 int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *res, dev_t *ret,
                        bool *ret_text, struct xdev_follow_servers *ret_servers) {
         /* the event nodes, the VT in front, the DRM primary nodes */
-        struct xdev_linger_target targets[XDEV_FOLLOW_EVDEV_MAX + 1 + XDEV_FOLLOW_DRM_MAX];
-        struct xdev_linger_report report = { 0 };
-        struct xdev_linger_opts opts = {
+        struct xdev_sweep_target targets[XDEV_FOLLOW_EVDEV_MAX + 1 + XDEV_FOLLOW_DRM_MAX];
+        struct xdev_sweep_report report = { 0 };
+        struct xdev_sweep_opts opts = {
                 .report_only = true,
                 .report = &report,
                 .has_only = true,
@@ -1484,7 +761,7 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
                 .procs = ctx->procs,
                 .scan_budget = ctx->config.linger_scan_budget,
         };
-        struct xdev_linger_counts c = { 0 };
+        struct xdev_sweep_counts c = { 0 };
         size_t n = 0, vt = res->n_evdev, n_targets = vt + 1 + res->n_drm;
         bool server = false;
         int r;
@@ -1500,20 +777,20 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
                 return r;
         for (size_t i = 0; i < n_targets; i++) {
                 if (i < vt)
-                        targets[i] = (struct xdev_linger_target) { .rdev = res->evdev[i],
-                                                                   .class = XDEV_CLASS_INPUT };
+                        targets[i] = (struct xdev_sweep_target) { .rdev = res->evdev[i],
+                                                                  .class = XDEV_CLASS_INPUT };
                 else if (i == vt)
-                        targets[i] = (struct xdev_linger_target) {
+                        targets[i] = (struct xdev_sweep_target) {
                                 .rdev = xdev_vt_devnum((unsigned) res->active_vt),
                                 .class = XDEV_CLASS_VT
                         };
                 else
-                        targets[i] = (struct xdev_linger_target) { .rdev = res->drm[i - vt - 1],
-                                                                   .class = XDEV_CLASS_DRM };
+                        targets[i] = (struct xdev_sweep_target) { .rdev = res->drm[i - vt - 1],
+                                                                  .class = XDEV_CLASS_DRM };
                 /* the report names a node by its target's path */
                 (void) snprintf(targets[i].path, sizeof targets[i].path, "%zu", i);
         }
-        r = xdev_linger_sweep(targets, n_targets, &opts, &ctx->log, &c);
+        r = xdev_sweep_run(targets, n_targets, &opts, &ctx->log, &c);
         if (r < 0)
                 goto out;
         /* The display server is the processes of the holder that hold the
@@ -1537,7 +814,7 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
         /* the look took time: a switch meanwhile makes it void */
         r = vt_still_active(res->active_vt) ? (int) n : -EAGAIN;
 out:
-        xdev_linger_report_free(&report);
+        xdev_sweep_report_free(&report);
         return r;
 }
 
@@ -1564,12 +841,12 @@ static void reset_log_plan(struct xdev_ctx *ctx, const struct xdev_state *state)
 
 int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_lost) {
         struct xdev_config policy = ctx->config; /* a shallow copy, never freed */
-        struct txn t;
+        struct xdev_txn t;
         size_t n_sessions;
         int r;
 
         *ret_lost = 0;
-        r = txn_begin(ctx, &t);
+        r = xdev_txn_begin(ctx, &t);
         if (r == -EBADMSG && force) {
                 struct xdev_store store;
                 r = xdev_store_open(&store, ctx->statedir);
@@ -1583,7 +860,7 @@ int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_los
                         &ctx->log, LOG_WARNING,
                         "removed the damaged state file; the nodes whose marks say they are granted are put back");
                 /* with no state file, the marks are the ledger */
-                r = txn_begin(ctx, &t);
+                r = xdev_txn_begin(ctx, &t);
         }
         if (r < 0)
                 return r;
@@ -1592,8 +869,8 @@ int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_los
         n_sessions = t.state.n_sessions;
         t.state.n_sessions = 0;
         t.state.has_holder = false;
-        plan_ledger(ctx, &t);
-        r = commit(ctx, &t, true, false);
+        xdev_ledger_plan(ctx, &t);
+        r = xdev_txn_commit(ctx, &t, true, false);
         if (r >= 0 && cut_off) {
                 /* As at a VT switch: every grantee counts as still logged
                  * in (the records stay in memory for the sweep alone), so
@@ -1608,16 +885,16 @@ int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_los
         t.state.n_sessions = 0;
         if (r == 0 && t.state.n_nodes > 0)
                 r = -EIO;
-        txn_end(ctx, &t);
+        xdev_txn_end(ctx, &t);
         return r < 0 ? r : 0;
 }
 
 /* Lingering holders of every shared node: everyone but root and the holder. */
-static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts,
-                         struct xdev_linger_counts *c) {
+static int linger_locked(struct xdev_ctx *ctx, struct xdev_sweep_opts *opts,
+                         struct xdev_sweep_counts *c) {
         struct xdev_store store = { -1, -1 };
         struct xdev_state state = { 0 };
-        struct xdev_linger_target *targets = NULL;
+        struct xdev_sweep_target *targets = NULL;
         size_t n = 0;
         unsigned line;
         int r;
@@ -1634,14 +911,14 @@ static int linger_locked(struct xdev_ctx *ctx, struct xdev_linger_opts *opts,
                 xdev_log(&ctx->log, LOG_NOTICE,
                          "uid %u holds the shared devices now; nothing to revoke",
                          (unsigned) opts->only_uid);
-                *c = (struct xdev_linger_counts) { 0 };
+                *c = (struct xdev_sweep_counts) { 0 };
                 r = 0;
                 goto out;
         }
-        r = shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
+        r = xdev_linger_shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
         if (r < 0)
                 goto out;
-        r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);
+        r = xdev_sweep_run(targets, n, opts, &ctx->log, c);
 out:
         free(targets);
         xdev_state_free(&state);
@@ -1650,11 +927,11 @@ out:
 }
 
 int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
-        struct xdev_linger_opts opts = {
+        struct xdev_sweep_opts opts = {
                 .has_only = !all,
                 .only_uid = uid,
         };
-        struct xdev_linger_counts c = { 0 };
+        struct xdev_sweep_counts c = { 0 };
         int r;
 
         xdev_linger_opts_from_config(&opts, &ctx->config);
@@ -1691,17 +968,17 @@ static int pid_list_of(void *data, uid_t uid, pid_t **ret, size_t *n) {
  * LOOK_ONLY (it reads and reports), else before (it acts, against the
  * state of that moment). A sweep of one uid (HAS_ONLY) that holds the
  * devices again by then does nothing. */
-static int others_sweep(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, bool look_only,
-                        struct xdev_linger_counts *c) {
+static int others_sweep(struct xdev_ctx *ctx, struct xdev_sweep_opts *opts, bool look_only,
+                        struct xdev_sweep_counts *c) {
         struct xdev_store store = { -1, -1 };
         struct xdev_state state = { 0 };
-        struct xdev_linger_target *targets = NULL;
+        struct xdev_sweep_target *targets = NULL;
         uid_t *spare = NULL;
         size_t n = 0, ns = 0;
         unsigned line;
         int r;
 
-        *c = (struct xdev_linger_counts) { 0 };
+        *c = (struct xdev_sweep_counts) { 0 };
         r = xdev_store_open(&store, ctx->statedir);
         if (r < 0)
                 return r;
@@ -1727,10 +1004,10 @@ static int others_sweep(struct xdev_ctx *ctx, struct xdev_linger_opts *opts, boo
                 xdev_store_close(&store);
         /* the recorded nodes and the enumerable ones: after the last
          * logout nothing is recorded, and the file is still hers */
-        r = shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
+        r = xdev_linger_shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
         if (r < 0)
                 goto out;
-        r = xdev_linger_sweep(targets, n, opts, &ctx->log, c);
+        r = xdev_sweep_run(targets, n, opts, &ctx->log, c);
 out:
         free(spare);
         free(targets);
@@ -1742,26 +1019,26 @@ out:
 /* One half of the pass after the lock: LOOK (report-only, the candidates
  * in LOOK->procs or every process) read without the lock, then what it
  * found read again and acted on under the lock, as at a VT switch. */
-static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_linger_opts *how,
-                                struct xdev_linger_counts *ret) {
-        struct xdev_linger_report rep = { 0 };
-        struct xdev_linger_opts look = *how;
-        struct xdev_linger_counts c;
+static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_sweep_opts *how,
+                                struct xdev_sweep_counts *ret) {
+        struct xdev_sweep_report rep = { 0 };
+        struct xdev_sweep_opts look = *how;
+        struct xdev_sweep_counts c;
         struct pid_list cand = { 0 };
         int r;
 
         look.report_only = true;
         look.report = &rep;
-        look.scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX;
+        look.scan_budget = XDEV_SWEEP_SCAN_BUDGET_MAX;
         r = others_sweep(ctx, &look, true, &c);
         ret->examined += c.examined;
         if (r < 0 || rep.n == 0) {
-                xdev_linger_report_free(&rep);
+                xdev_sweep_report_free(&rep);
                 return r < 0 ? r : 0;
         }
         cand.pids = malloc(rep.n * sizeof *cand.pids);
         if (!cand.pids) {
-                xdev_linger_report_free(&rep);
+                xdev_sweep_report_free(&rep);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < rep.n; i++) {
@@ -1771,10 +1048,10 @@ static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_linger_o
                 if (!seen)
                         cand.pids[cand.n++] = rep.items[i].pid;
         }
-        xdev_linger_report_free(&rep);
+        xdev_sweep_report_free(&rep);
         struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &cand };
-        struct xdev_linger_opts act = *how;
-        act.scan_budget = XDEV_LINGER_SCAN_BUDGET_MAX;
+        struct xdev_sweep_opts act = *how;
+        act.scan_budget = XDEV_SWEEP_SCAN_BUDGET_MAX;
         act.report_only = false;
         act.report = NULL;
         /* "warn" only logs, here too */
@@ -1785,23 +1062,23 @@ static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_linger_o
         act.grace_ms = ctx->config.linger_grace_ms;
         r = others_sweep(ctx, &act, false, &c);
         c.examined = 0;
-        xdev_linger_counts_add(ret, &c);
+        xdev_sweep_counts_add(ret, &c);
         free(cand.pids);
         return r;
 }
 
-int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer,
-                      struct xdev_linger_counts *ret) {
-        struct xdev_linger_opts look = { .others = true };
+int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer,
+                      struct xdev_sweep_counts *ret) {
+        struct xdev_sweep_opts look = { .others = true };
         int r = 0;
 
-        *ret = (struct xdev_linger_counts) { 0 };
+        *ret = (struct xdev_sweep_counts) { 0 };
         if (defer && defer->n > 0) {
                 /* a switch's processes over the scan budget, of a uid with
                  * a session: each read to the end, then cut off at once if
                  * it holds, the least read under the lock first, so that a
                  * big process does not keep a small one waiting */
-                size_t order[XDEV_LINGER_DEFER_MAX];
+                size_t order[XDEV_SWEEP_DEFER_MAX];
                 for (size_t i = 0; i < defer->n; i++)
                         order[i] = i;
                 for (size_t i = 1; i < defer->n; i++)
@@ -1814,9 +1091,9 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defe
                 for (size_t i = 0; i < defer->n && r >= 0; i++) {
                         struct pid_list l = { (pid_t *) &defer->pids[order[i]], 1 };
                         struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &l };
-                        struct xdev_linger_opts mine = { .has_only = true,
-                                                         .only_uid = defer->uid,
-                                                         .procs = &src };
+                        struct xdev_sweep_opts mine = { .has_only = true,
+                                                        .only_uid = defer->uid,
+                                                        .procs = &src };
                         r = others_look_then_act(ctx, &mine, ret);
                 }
         }
@@ -1831,13 +1108,13 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defe
 }
 
 int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
-        struct xdev_linger_opts opts = { .report_only = true };
-        struct xdev_linger_counts c = { 0 };
-        struct txn t;
+        struct xdev_sweep_opts opts = { .report_only = true };
+        struct xdev_sweep_counts c = { 0 };
+        struct xdev_txn t;
         int r;
 
         *ret = (struct xdev_status) { 0 };
-        r = txn_open(ctx, &t); /* a lost state's grants are reported, not put back */
+        r = xdev_txn_open(ctx, &t); /* a lost state's grants are reported, not put back */
         if (r < 0)
                 return r;
         ret->lost = t.lost;
@@ -1846,16 +1123,16 @@ int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
                 t.state.follow && xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start);
         ret->leader_alive = calloc(t.state.n_sessions + 1, sizeof *ret->leader_alive);
         if (!ret->leader_alive) {
-                txn_end(ctx, &t);
+                xdev_txn_end(ctx, &t);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < t.state.n_sessions; i++)
                 ret->leader_alive[i] =
                         xdev_leader_is_live(t.state.sessions[i].pid, t.state.sessions[i].start,
                                             t.state.sessions[i].vt);
-        ret->state = t.state; /* taken over: txn_end must not free it */
+        ret->state = t.state; /* taken over: xdev_txn_end must not free it */
         t.state = (struct xdev_state) { 0 };
-        txn_end(ctx, &t);
+        xdev_txn_end(ctx, &t);
         /* After the state lock is released: the scan takes it again. */
         opts.report = &ret->lingering;
         r = linger_locked(ctx, &opts, &c);
@@ -1869,6 +1146,6 @@ void xdev_status_free(struct xdev_status *st) {
                 return;
         xdev_state_free(&st->state);
         free(st->leader_alive);
-        xdev_linger_report_free(&st->lingering);
+        xdev_sweep_report_free(&st->lingering);
         *st = (struct xdev_status) { 0 };
 }

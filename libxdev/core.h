@@ -12,20 +12,12 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "ctx.h"
 #include "node.h"
 #include "sweep.h"
 #include "state.h"
+#include "txn.h"
 #include "util.h"
-
-struct xdev_ctx {
-        struct xdev_config config;
-        bool config_ok; /* false: a broken config; grant nothing new */
-        struct xdev_log log;
-        const char *statedir; /* XDEV_STATEDIR unless a test says otherwise */
-        /* Where the sweeps of a uid find its processes (xdevicesd's table of
-         * process events), or NULL: they walk /proc. */
-        const struct xdev_procsrc *procs;
-};
 
 /* What a login got, for its log line: the nodes of each class the user
  * has once it is recorded (VT: this login's), and whether xdevicesd
@@ -72,31 +64,6 @@ int xdev_device_forget(struct xdev_ctx *ctx, const char *path);
  * nodes a lost state had left granted, now put back. */
 int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost);
 
-/* The phases of a follow step, each reported once, as it ends: at a
- * handover LOAD, RELEASE, SWEEP, GRANT; when grants are only taken off or
- * only made, LOAD, GRANT (the one commit), SWEEP. */
-enum xdev_follow_phase {
-        XDEV_PHASE_LOAD,    /* lock taken, state read, leaders checked, holder elected */
-        XDEV_PHASE_RELEASE, /* the old holder's grants taken off (saved, converged) */
-        XDEV_PHASE_SWEEP,   /* its processes searched for its fds, which were revoked */
-        XDEV_PHASE_GRANT,   /* the new holder's grants (saved, converged) */
-};
-
-/* The caller of the follow steps (xdevicesd, which makes the shared devices
- * follow the VT in front) identifies itself with PID and START. The calls
- * are optional (NULL: none), each given DATA, all under the state lock:
- * PHASE_END as each phase ends; BEFORE_GRANT before the shared devices are
- * granted to a new holder; BEFORE_UNLOCK at the end, the state written and
- * every other writer still kept out. */
-struct xdev_follow_self {
-        pid_t pid;
-        uint64_t start;
-        void (*phase_end)(void *data, enum xdev_follow_phase phase);
-        void (*before_grant)(void *data);
-        void (*before_unlock)(void *data);
-        void *data;
-};
-
 /* At most this many event nodes are listed in a follow result. */
 #define XDEV_FOLLOW_EVDEV_MAX 128
 #define XDEV_FOLLOW_DRM_MAX 16
@@ -105,21 +72,21 @@ struct xdev_follow_result {
         int active_vt;
         bool has_holder;
         uid_t holder;
-        bool changed;                   /* the state was saved and nodes changed */
-        bool handed_over;               /* this step granted the shared devices to a new holder */
-        bool enumerate;                 /* a handover: call xdev_follow_enumerate() when idle */
-        unsigned examined;              /* processes the sweeps looked at */
-        struct xdev_node_io io;         /* ACLs read and written, marks set or removed */
-        struct xdev_fd_bin bin;         /* copies of revoked fds, for the caller to close */
-        struct xdev_linger_wait *waits; /* sweeps for the caller to finish */
-        struct xdev_linger_defer defer; /* processes over the scan budget: for
+        bool changed;                  /* the state was saved and nodes changed */
+        bool handed_over;              /* this step granted the shared devices to a new holder */
+        bool enumerate;                /* a handover: call xdev_follow_enumerate() when idle */
+        unsigned examined;             /* processes the sweeps looked at */
+        struct xdev_node_io io;        /* ACLs read and written, marks set or removed */
+        struct xdev_fd_bin bin;        /* copies of revoked fds, for the caller to close */
+        struct xdev_sweep_wait *waits; /* sweeps for the caller to finish */
+        struct xdev_sweep_defer defer; /* processes over the scan budget: for
                                          * the caller to read after the lock,
                                          * with xdev_sweep_others() */
-        uint64_t sweep_check_ms;        /* CLOCK_MONOTONIC ms at which to run the
+        uint64_t sweep_check_ms;       /* CLOCK_MONOTONIC ms at which to run the
                                          * step again, so that a sweep whose
                                          * sweeper is gone is taken over at its
                                          * deadline; 0: no sweep pending */
-        size_t n_leaders;               /* the leaders of the live sessions, to watch */
+        size_t n_leaders;              /* the leaders of the live sessions, to watch */
         struct {
                 pid_t pid;
                 uint64_t start;
@@ -141,17 +108,11 @@ struct xdev_follow_result {
  * grants on). Saves nothing when nothing changed, so its own writes do not
  * wake it again. Fills *RET when not NULL; the caller then closes the fds
  * in RET->bin (xdev_fd_bin_empty), which may take an RCU grace period each,
- * and finishes RET->waits (xdev_sweep_finish), which may take the grace
+ * and finishes RET->waits (xdev_linger_finish), which may take the grace
  * period of lingering = kill: both are handed back, never done here. With
  * RET NULL, the step closes and finishes them itself. Returns 0 or -errno. */
 int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self,
                        struct xdev_follow_result *ret);
-
-/* Waits out the grace periods of WAITS (a logout's sweep, which the
- * transaction that started it recorded in the state), SIGKILLs the
- * processes still there, then removes the records. Takes no lock while it
- * waits. Frees WAITS. */
-void xdev_sweep_finish(struct xdev_ctx *ctx, struct xdev_linger_wait *waits);
 
 /* After a handover (RET->enumerate), when the daemon is idle: adds to the
  * ledger, for the holder, the shared devices it lacked (plugged in with no
@@ -231,7 +192,7 @@ struct xdev_status {
         int active_vt;
         bool daemon_alive;
         bool *leader_alive; /* one per state.sessions[] */
-        struct xdev_linger_report lingering;
+        struct xdev_sweep_report lingering;
 };
 
 int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret);
@@ -251,15 +212,5 @@ int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid);
  * and cut off under the lock, as at a VT switch (input revoked, DRM master
  * dropped, what cannot be cut off killed). Counts in *RET. Returns 0 or
  * -errno. */
-int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer,
-                      struct xdev_linger_counts *ret);
-
-void xdev_ctx_init(struct xdev_ctx *ctx);
-void xdev_ctx_done(struct xdev_ctx *ctx);
-
-/* (Re)loads CTX's config from PATH (NAMED: a file named by the admin, whose
- * absence is an error; see xdev_config_load_named()). A broken config is
- * logged and leaves CTX->config_ok false: nothing new is granted. Debug
- * lines are logged with DEBUG or the config's debug key. Returns the
- * load's result. */
-int xdev_ctx_load_config(struct xdev_ctx *ctx, const char *path, bool named, bool debug);
+int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer,
+                      struct xdev_sweep_counts *ret);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Reading /proc: a process's status, and directories of numbered entries
+/* Reading /proc: a process's stat and status, and directories of numbered entries
  * (procfs.h). */
 #include "config.h"
 
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -230,4 +231,63 @@ void xdev_fddir_close(struct xdev_fddir *d) {
         if (d->fd >= 0)
                 (void) close(d->fd);
         d->fd = -1;
+}
+
+int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret) {
+        char path[64], buf[1024];
+        int n;
+
+        if (pid <= 0)
+                return -EINVAL;
+        (void) snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        n = xdev_read_small(AT_FDCWD, path, buf, sizeof buf);
+        if (n <= 0)
+                return n < 0 ? n : -EIO;
+
+        /* comm may hold spaces and ')': the fields start after the last ')'. */
+        char *p = strrchr(buf, ')');
+        if (!p || p[1] != ' ' || p[2] == '\0')
+                return -EIO;
+        p += 2;
+
+        /* p is at field 3 (state); session is field 6, tty_nr field 7,
+         * flags field 9, starttime field 22. */
+        unsigned long long session = 0, tty_nr = 0, flags = 0, start = 0;
+        char state = *p;
+        int field = 3;
+        for (char *tok = p; tok && *tok; field++) {
+                char *end = strchr(tok, ' ');
+                if (field == 6)
+                        session = strtoull(tok, NULL, 10);
+                if (field == 7)
+                        tty_nr = strtoull(tok, NULL, 10);
+                if (field == 9)
+                        flags = strtoull(tok, NULL, 10);
+                if (field == 22) {
+                        start = strtoull(tok, NULL, 10);
+                        break;
+                }
+                tok = end ? end + 1 : NULL;
+        }
+        if (field != 22)
+                return -EIO;
+        /* The kernel encodes tty_nr as new_encode_dev(). */
+        unsigned maj = (unsigned) ((tty_nr >> 8) & 0xfff);
+        unsigned min = (unsigned) ((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00));
+        *ret = (struct xdev_proc_stat) {
+                .state = state,
+                .session = (pid_t) session,
+                .tty_nr = makedev(maj, min),
+                .start = start,
+                .flags = (unsigned) flags,
+        };
+        return 0;
+}
+
+bool xdev_pid_is_alive(pid_t pid, uint64_t starttime) {
+        struct xdev_proc_stat st;
+
+        if (xdev_proc_stat(pid, &st) < 0)
+                return false;
+        return st.start == starttime;
 }

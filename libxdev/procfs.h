@@ -91,3 +91,19 @@ int xdev_fddir_open(int dirfd, const char *path, struct xdev_fddir *d);
  * kernel when its batch is used up; false at the end or on error. */
 bool xdev_fddir_next(struct xdev_fddir *d, size_t want, uint64_t *ret_num, const char **ret_name);
 void xdev_fddir_close(struct xdev_fddir *d);
+
+/* Fields of /proc/PID/stat that identify a process over time and tie it to
+ * its terminal. */
+struct xdev_proc_stat {
+        char state;     /* R, S, D, Z (zombie), X (dead), ... */
+        pid_t session;  /* the session id: the pid of its leader */
+        dev_t tty_nr;   /* the controlling tty, 0 when none */
+        uint64_t start; /* start time in clock ticks since boot */
+        unsigned flags; /* the kernel's PF_* flags of the task */
+};
+/* Reads those fields of /proc/PID/stat into *RET. Returns 0, or -errno
+ * (-EIO: a line it cannot parse). */
+int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret);
+
+/* True when PID is alive and still the process that started at STARTTIME. */
+bool xdev_pid_is_alive(pid_t pid, uint64_t starttime);

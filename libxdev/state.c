@@ -84,14 +84,14 @@ ssize_t xdev_state_find_sweep(const struct xdev_state *state, uid_t uid) {
         return -1;
 }
 
-int xdev_state_set_sweep(struct xdev_state *state, const struct xdev_sweep_rec *rec) {
+int xdev_state_set_sweep(struct xdev_state *state, const struct xdev_linger_rec *rec) {
         ssize_t i = xdev_state_find_sweep(state, rec->uid);
 
         if (i >= 0) {
                 state->sweeps[i] = *rec;
                 return 0;
         }
-        if (state->n_sweeps >= XDEV_SWEEPS_MAX)
+        if (state->n_sweeps >= XDEV_LINGER_RECS_MAX)
                 return -E2BIG;
         state->sweeps[state->n_sweeps++] = *rec;
         return 0;
@@ -352,7 +352,7 @@ static int parse_follow(char *line, struct xdev_state *state) {
         return line ? -EINVAL : 0;
 }
 
-static int parse_sweep(char *line, struct xdev_sweep_rec *w) {
+static int parse_sweep(char *line, struct xdev_linger_rec *w) {
         if (take_id(&line, "uid", &w->uid) < 0 || take_pid(&line, "pid", &w->pid) < 0 ||
             take_u64(&line, "start", 0, UINT64_MAX, &w->start) < 0 ||
             take_u64(&line, "until", 0, UINT64_MAX, &w->until) < 0)
@@ -438,7 +438,7 @@ static int parse_line(struct xdev_state *tmp, char *line, unsigned lineno, bool 
         if (strncmp(line, "follow ", 7) == 0)
                 return lineno != 3 || parse_follow(line + 7, tmp) < 0 ? -EINVAL : 0;
         if (strncmp(line, "sweep ", 6) == 0) {
-                struct xdev_sweep_rec w;
+                struct xdev_linger_rec w;
                 /* after holder and follow, before sessions and nodes */
                 if (tmp->n_sessions > 0 || tmp->n_nodes > 0 || parse_sweep(line + 6, &w) < 0 ||
                     xdev_state_find_sweep(tmp, w.uid) >= 0 || xdev_state_set_sweep(tmp, &w) < 0)

@@ -16,7 +16,7 @@
 #define XDEV_ACL_TEXT_MAX 2048
 #define XDEV_STATE_FILE_MAX (16 * 1024 * 1024)
 #define XDEV_STATE_LINE_MAX 4096
-#define XDEV_SWEEPS_MAX 32
+#define XDEV_LINGER_RECS_MAX 32
 
 struct xdev_session {
         uid_t uid;
@@ -33,7 +33,7 @@ struct xdev_session {
  * processes of UID still there at UNTIL (CLOCK_MONOTONIC ms). A new session
  * of UID waits for it; a sweep whose sweeper died is finished by the next
  * transaction. */
-struct xdev_sweep_rec {
+struct xdev_linger_rec {
         uid_t uid;
         pid_t pid;
         uint64_t start;
@@ -98,7 +98,7 @@ struct xdev_state {
         bool follow;
         pid_t follow_pid; /* the daemon, for status only */
         uint64_t follow_start;
-        struct xdev_sweep_rec sweeps[XDEV_SWEEPS_MAX];
+        struct xdev_linger_rec sweeps[XDEV_LINGER_RECS_MAX];
         size_t n_sweeps;
         struct xdev_session *sessions;
         size_t n_sessions;
@@ -147,8 +147,8 @@ bool xdev_state_uid_has_session(const struct xdev_state *state, uid_t uid);
 /* The pending sweep of UID, or -1. */
 ssize_t xdev_state_find_sweep(const struct xdev_state *state, uid_t uid);
 /* Records (or moves to REC's sweeper) the sweep of REC->uid; -E2BIG when
- * XDEV_SWEEPS_MAX are pending. */
-int xdev_state_set_sweep(struct xdev_state *state, const struct xdev_sweep_rec *rec);
+ * XDEV_LINGER_RECS_MAX are pending. */
+int xdev_state_set_sweep(struct xdev_state *state, const struct xdev_linger_rec *rec);
 void xdev_state_remove_sweep(struct xdev_state *state, size_t index);
 
 /* Adds a node record (takes copies of path and acl). */

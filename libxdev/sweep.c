@@ -2,7 +2,7 @@
 /* The /proc sweeper: finds the processes that still hold a node open after
  * its grant was taken back, and revokes, demotes or terminates them as its
  * options say. Which nodes, whose processes and with which options is the
- * policy's (policy.c).
+ * policy's (linger.c).
  *
  * Rules this file keeps:
  *  1. A process is identified by a pidfd taken before it is checked; every
@@ -21,12 +21,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/input.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -37,11 +35,11 @@
 #include <xf86drm.h>
 
 #include "access.h"
+#include "drmdev.h"
+#include "evdev.h"
 #include "procfs.h"
 #include "sweep.h"
 #include "uring.h"
-
-#define XDEV_DRM_MINOR_RENDER 128
 
 #define FDS_PER_PROC_MAX 64
 #define PASSES_MAX 3
@@ -81,7 +79,7 @@ struct proc {
         int uring_fd; /* an io_uring with a target among its registered files */
         size_t uring_tgt;
         int uring_unlisted; /* an io_uring whose files the kernel did not list, or -1 */
-        unsigned cost;      /* entries read, threads compared: XDEV_LINGER_SCAN_BUDGET */
+        unsigned cost;      /* entries read, threads compared: XDEV_SWEEP_SCAN_BUDGET */
         bool over_budget;   /* not read to the end: taken for unreachable */
 };
 
@@ -93,22 +91,22 @@ struct victim {
         char node[64];
 };
 
-struct xdev_linger_sweep {
-        const struct xdev_linger_target *targets;
+struct xdev_sweep {
+        const struct xdev_sweep_target *targets;
         size_t n_targets;
-        const struct xdev_linger_opts *opts;
+        const struct xdev_sweep_opts *opts;
         const struct xdev_log *log;
-        struct xdev_linger_counts *counts;
-        struct victim victims[XDEV_LINGER_GRACEFUL_MAX];
+        struct xdev_sweep_counts *counts;
+        struct victim victims[XDEV_SWEEP_GRACEFUL_MAX];
         size_t n_victims;
         unsigned pass;
-        unsigned spent;    /* entries read in all (XDEV_LINGER_LOCKED_BUDGET) */
+        unsigned spent;    /* entries read in all (XDEV_SWEEP_LOCKED_BUDGET) */
         uint64_t deadline; /* SIGKILL to the victims still there */
         unsigned grace_ms; /* for messages */
         /* a sweep left to finish after the lock: its own copies */
-        struct xdev_linger_opts own_opts;
-        struct xdev_linger_counts own_counts;
-        struct xdev_linger_target *own_targets;
+        struct xdev_sweep_opts own_opts;
+        struct xdev_sweep_counts own_counts;
+        struct xdev_sweep_target *own_targets;
 };
 
 /* Real, effective, saved and fs uid from PID/status. */
@@ -150,7 +148,7 @@ static void proc_comm(int procfd, pid_t pid, char *buf, size_t size) {
         }
 }
 
-static ssize_t target_match(const struct xdev_linger_sweep *s, const struct stat *st) {
+static ssize_t target_match(const struct xdev_sweep *s, const struct stat *st) {
         if (!S_ISCHR(st->st_mode))
                 return -1;
         for (size_t i = 0; i < s->n_targets; i++)
@@ -162,20 +160,20 @@ static ssize_t target_match(const struct xdev_linger_sweep *s, const struct stat
 
 /* A VT switch's sweep whose caller reads what it leaves after the lock,
  * while it has room for more. */
-static bool sweep_defers(const struct xdev_linger_sweep *s) {
-        const struct xdev_linger_opts *o = s->opts;
+static bool sweep_defers(const struct xdev_sweep *s) {
+        const struct xdev_sweep_opts *o = s->opts;
         return o->defer && o->in_session && o->has_only && !o->report_only &&
-                o->defer->n < XDEV_LINGER_DEFER_MAX;
+                o->defer->n < XDEV_SWEEP_DEFER_MAX;
 }
 
 /* How much of one process the sweep reads: the scan budget, and, where
  * the rest is read after the lock, no more than is left of the sweep's
- * own (XDEV_LINGER_LOCKED_BUDGET). */
-static unsigned scan_budget(const struct xdev_linger_sweep *s) {
-        unsigned b = s->opts->scan_budget ? s->opts->scan_budget : XDEV_LINGER_SCAN_BUDGET;
+ * own (XDEV_SWEEP_LOCKED_BUDGET). */
+static unsigned scan_budget(const struct xdev_sweep *s) {
+        unsigned b = s->opts->scan_budget ? s->opts->scan_budget : XDEV_SWEEP_SCAN_BUDGET;
         if (sweep_defers(s)) {
-                unsigned left = s->spent < XDEV_LINGER_LOCKED_BUDGET
-                        ? XDEV_LINGER_LOCKED_BUDGET - s->spent
+                unsigned left = s->spent < XDEV_SWEEP_LOCKED_BUDGET
+                        ? XDEV_SWEEP_LOCKED_BUDGET - s->spent
                         : 0;
                 if (left < b)
                         b = left;
@@ -190,14 +188,14 @@ static unsigned scan_budget(const struct xdev_linger_sweep *s) {
  * is read to its end, however long (uring.c); each listed file counts to
  * P's scan budget, and past the budget the reading stops (P->over_budget).
  * Returns the target index or -1. */
-static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, struct proc *p,
+static ssize_t uring_match(const struct xdev_sweep *s, int procfd, struct proc *p,
                            const char *fdname) {
-        const char *paths[XDEV_LINGER_TARGETS_MAX];
+        const char *paths[XDEV_SWEEP_TARGETS_MAX];
         size_t found = 0;
         char path[96];
         int fd, r;
 
-        for (size_t t = 0; t < s->n_targets && t < XDEV_LINGER_TARGETS_MAX; t++)
+        for (size_t t = 0; t < s->n_targets && t < XDEV_SWEEP_TARGETS_MAX; t++)
                 paths[t] = s->targets[t].path;
         (void) snprintf(path, sizeof path, "%d/fdinfo/%s", (int) p->pid, fdname);
         /* a ring whose lock was held lists nothing: read it again a few
@@ -224,8 +222,8 @@ static ssize_t uring_match(const struct xdev_linger_sweep *s, int procfd, struct
 /* Appends to FDS/TGT (up to FDS_PER_PROC_MAX) the fds listed in the /proc
  * directory PATH whose open file is one of the targets; notes in P an
  * io_uring holding a target. Each entry counts to P's scan budget. */
-static int fd_dir_scan(const struct xdev_linger_sweep *s, int procfd, const char *path,
-                       struct proc *p, int *fds, size_t *tgt, size_t *n) {
+static int fd_dir_scan(const struct xdev_sweep *s, int procfd, const char *path, struct proc *p,
+                       int *fds, size_t *tgt, size_t *n) {
         struct xdev_fddir d;
         const char *name;
         uint64_t num;
@@ -284,7 +282,7 @@ static bool proc_has_fd(const struct proc *p, int fd, size_t tgt) {
  * PID/fd shows the leader's fd table only: a thread that unshared its own
  * (unshare(CLONE_FILES)) is found through PID/task, and noted in
  * P->hidden_tid since pidfd_getfd cannot reach its fds. */
-static int proc_scan_fds(const struct xdev_linger_sweep *s, int procfd, struct proc *p) {
+static int proc_scan_fds(const struct xdev_sweep *s, int procfd, struct proc *p) {
         char path[64];
         uint64_t tid;
         DIR *d;
@@ -347,7 +345,7 @@ static bool uid_is_a_system(uid_t u) {
  * session in the background or none) and subordinate uids', and leaves
  * each of them what is cut off already and what it could open with its
  * own rights (proc_keep_own). */
-static bool proc_is_spared(const struct xdev_linger_opts *o, const struct proc *p) {
+static bool proc_is_spared(const struct xdev_sweep_opts *o, const struct proc *p) {
         if (uid_is_a_system(p->ruid) && uid_is_a_system(p->euid) && uid_is_a_system(p->suid))
                 return true;
         for (size_t i = 0; i < o->n_spare; i++)
@@ -356,8 +354,8 @@ static bool proc_is_spared(const struct xdev_linger_opts *o, const struct proc *
         return false;
 }
 
-static bool proc_is_exempt(const struct xdev_linger_sweep *s, const struct proc *p) {
-        const struct xdev_linger_opts *o = s->opts;
+static bool proc_is_exempt(const struct xdev_sweep *s, const struct proc *p) {
+        const struct xdev_sweep_opts *o = s->opts;
         /* root's daemon that borrowed the user's fsuid (a file server at
          * her request) is root's; a set-user-ID program of hers has her
          * real or saved uid */
@@ -379,11 +377,11 @@ static bool proc_is_exempt(const struct xdev_linger_sweep *s, const struct proc 
  * once when P is not cut off (UNCUT: it still holds what could read the
  * next holder's input or keep a device, which the grace period would leave
  * it) and at a VT switch, where nothing else is terminated. Takes PIDFD. */
-static void victim_add(struct xdev_linger_sweep *s, int pidfd, const struct proc *p,
-                       const char *node, const char *why, bool uncut) {
+static void victim_add(struct xdev_sweep *s, int pidfd, const struct proc *p, const char *node,
+                       const char *why, bool uncut) {
         bool now = uncut || s->opts->in_session;
-        bool graceful = s->n_victims < XDEV_LINGER_GRACEFUL_MAX && s->pass == 0 && !now;
-        bool keep = s->n_victims < XDEV_LINGER_GRACEFUL_MAX;
+        bool graceful = s->n_victims < XDEV_SWEEP_GRACEFUL_MAX && s->pass == 0 && !now;
+        bool keep = s->n_victims < XDEV_SWEEP_GRACEFUL_MAX;
         int sig = graceful ? SIGTERM : SIGKILL;
 
         if (pidfd_signal(pidfd, sig) < 0) {
@@ -413,7 +411,7 @@ static void victim_add(struct xdev_linger_sweep *s, int pidfd, const struct proc
         (void) snprintf(v->node, sizeof v->node, "%s", node);
 }
 
-static bool victim_known(const struct xdev_linger_sweep *s, pid_t pid) {
+static bool victim_known(const struct xdev_sweep *s, pid_t pid) {
         for (size_t i = 0; i < s->n_victims; i++)
                 if (s->victims[i].pid == pid)
                         return true;
@@ -428,7 +426,7 @@ static bool victim_exited(const struct victim *v) {
 /* Waits for the victims until the grace period is over, then SIGKILLs the
  * rest and waits a little more (a victim sent SIGKILL at once is only
  * waited for that little). */
-static void sweep_wait(struct xdev_linger_sweep *s) {
+static void sweep_wait(struct xdev_sweep *s) {
         for (;;) {
                 uint64_t now = now_ms(), next = UINT64_MAX;
                 struct victim *first = NULL;
@@ -479,26 +477,29 @@ static void sweep_wait(struct xdev_linger_sweep *s) {
  * already revoked, -ENOTTY when the node cannot be revoked (mousedev,
  * joydev), other -errno. */
 static int fd_revoke_input(int copy) {
-        if (ioctl(copy, EVIOCREVOKE, NULL) == 0)
+        int r = xdev_evdev_revoke(copy);
+
+        if (r == 0)
                 return 1;
-        if (errno == ENODEV)
+        if (r == -ENODEV)
                 return 0;
-        return errno == EINVAL ? -ENOTTY : -errno;
+        return r == -EINVAL ? -ENOTTY : r;
 }
 
 /* DROP_MASTER through the copy when that file is master. 1 dropped, 0 was
  * not master, -errno. */
 static int fd_drop_master(int copy) {
+        int r;
+
         if (!drmIsMaster(copy))
                 return 0;
-        if (drmDropMaster(copy) < 0)
-                return -errno;
-        return 1;
+        r = xdev_drm_drop_master(copy);
+        return r < 0 ? r : 1;
 }
 
 /* The policy that applies to a holder: at a VT switch the user's X server
  * lives on, so "kill" and "kill-user" act as "revoke". */
-static enum xdev_linger policy_of(const struct xdev_linger_opts *o) {
+static enum xdev_linger policy_of(const struct xdev_sweep_opts *o) {
         if (o->policy == XDEV_LINGER_WARN)
                 return XDEV_LINGER_WARN;
         if (o->in_session || o->policy == XDEV_LINGER_KILL_USER)
@@ -508,8 +509,8 @@ static enum xdev_linger policy_of(const struct xdev_linger_opts *o) {
 
 /* P, over the scan budget at a VT switch, left to be read to the end
  * after the lock: true when the caller takes it (room in its list). */
-static bool proc_defer(struct xdev_linger_sweep *s, const struct proc *p) {
-        struct xdev_linger_defer *d = s->opts->defer;
+static bool proc_defer(struct xdev_sweep *s, const struct proc *p) {
+        struct xdev_sweep_defer *d = s->opts->defer;
 
         if (!d || !s->opts->in_session || !s->opts->has_only || s->opts->report_only)
                 return false;
@@ -527,7 +528,7 @@ static bool proc_defer(struct xdev_linger_sweep *s, const struct proc *p) {
 /* What no fd copy can reach: more fds than one scan lists, an io_uring
  * registered file, a thread's own fd table. Returns why the process must
  * go (and *RET_NODE), or NULL; under "warn" it only logs. */
-static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct proc *p,
+static const char *proc_unreachable(struct xdev_sweep *s, const struct proc *p,
                                     enum xdev_linger policy, const char **ret_node) {
         const char *why = NULL;
 
@@ -593,6 +594,51 @@ static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct pr
         return why;
 }
 
+/* Cuts off fd I of P through its COPY: an input file revoked, a DRM
+ * primary node's master dropped. Returns why the process must go, or NULL;
+ * sets *UNCUT when the fd could not be cut off. */
+static const char *fd_cut(struct xdev_sweep *s, const struct proc *p, size_t i, int copy,
+                          bool *uncut) {
+        const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
+        const char *why = NULL;
+        int r;
+
+        if (t->class == XDEV_CLASS_INPUT) {
+                r = fd_revoke_input(copy);
+                if (r > 0) {
+                        s->counts->revoked++;
+                        xdev_log(s->log, LOG_NOTICE,
+                                 "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)", t->path,
+                                 p->fds[i], (int) p->pid, p->comm, (unsigned) p->ruid);
+                } else if (r < 0) {
+                        why = r == -ENOTTY ? "not an evdev node, cannot be revoked"
+                                           : "revoke failed";
+                        *uncut = true;
+                }
+        } else {
+                r = fd_drop_master(copy);
+                if (r > 0) {
+                        s->counts->demoted++;
+                        xdev_log(s->log, LOG_NOTICE,
+                                 "dropped DRM master of pid %d (\"%s\", uid %u) on \"%s\"",
+                                 (int) p->pid, p->comm, (unsigned) p->ruid, t->path);
+                } else if (r < 0) {
+                        xdev_log(s->log, LOG_ERR,
+                                 "cannot drop DRM master of pid %d (\"%s\") on \"%s\": %s",
+                                 (int) p->pid, p->comm, t->path, strerror(-r));
+                        s->counts->failed++;
+                        *uncut = true;
+                }
+                /* A former master takes master back when none is held: at a
+                 * logout it goes. At a VT switch its X server stays (it
+                 * dropped master itself, or was just made to) and takes
+                 * master again when its VT returns. */
+                if (!s->opts->in_session)
+                        why = "DRM primary node";
+        }
+        return why;
+}
+
 /* "revoke" on fd I of P: EVIOCREVOKE an input fd, drop DRM master of a
  * primary node's fd, through a copy taken with PIDFD. ENDING: P is to be
  * terminated anyway (kill, kill-user), and is cut off first so that it
@@ -602,14 +648,14 @@ static const char *proc_unreachable(struct xdev_linger_sweep *s, const struct pr
  * An O_PATH file reads, writes and ioctls nothing: no hold. The copy's
  * flags are what counts, not the fdinfo's: the copy is the file acted on
  * (the holder could swap the fd number between the two). */
-static const char *fd_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *p, size_t i,
+static const char *fd_act(struct xdev_sweep *s, int pidfd, const struct proc *p, size_t i,
                           bool ending, bool *uncut, bool *held) {
-        const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
+        const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
         bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
         bool revocable = t->class == XDEV_CLASS_INPUT || primary;
-        const char *why = NULL;
+        const char *why;
         struct stat st;
-        int copy, r, fl;
+        int copy, fl;
 
         copy = pidfd_getfd(pidfd, p->fds[i]);
         if (copy < 0 && (errno == ESRCH || errno == EBADF))
@@ -652,39 +698,7 @@ static const char *fd_act(struct xdev_linger_sweep *s, int pidfd, const struct p
                 *uncut = true;
                 return "fd cannot be revoked";
         }
-        if (t->class == XDEV_CLASS_INPUT) {
-                r = fd_revoke_input(copy);
-                if (r > 0) {
-                        s->counts->revoked++;
-                        xdev_log(s->log, LOG_NOTICE,
-                                 "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)", t->path,
-                                 p->fds[i], (int) p->pid, p->comm, (unsigned) p->ruid);
-                } else if (r < 0) {
-                        why = r == -ENOTTY ? "not an evdev node, cannot be revoked"
-                                           : "revoke failed";
-                        *uncut = true;
-                }
-        } else {
-                r = fd_drop_master(copy);
-                if (r > 0) {
-                        s->counts->demoted++;
-                        xdev_log(s->log, LOG_NOTICE,
-                                 "dropped DRM master of pid %d (\"%s\", uid %u) on \"%s\"",
-                                 (int) p->pid, p->comm, (unsigned) p->ruid, t->path);
-                } else if (r < 0) {
-                        xdev_log(s->log, LOG_ERR,
-                                 "cannot drop DRM master of pid %d (\"%s\") on \"%s\": %s",
-                                 (int) p->pid, p->comm, t->path, strerror(-r));
-                        s->counts->failed++;
-                        *uncut = true;
-                }
-                /* A former master takes master back when none is held: at a
-                 * logout it goes. At a VT switch its X server stays (it
-                 * dropped master itself, or was just made to) and takes
-                 * master again when its VT returns. */
-                if (!s->opts->in_session)
-                        why = "DRM primary node";
-        }
+        why = fd_cut(s, p, i, copy, uncut);
         xdev_fd_bin_add(s->opts->bin, copy);
         return why;
 }
@@ -703,13 +717,13 @@ void xdev_fd_bin_empty(struct xdev_fd_bin *bin) {
 
 /* Applies the policy to one holder. PIDFD is this process, checked alive
  * after its fds were scanned; it is taken. */
-static void proc_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *p) {
+static void proc_act(struct xdev_sweep *s, int pidfd, const struct proc *p) {
         enum xdev_linger policy = policy_of(s->opts);
         const char *kill_node = NULL, *kill_why = proc_unreachable(s, p, policy, &kill_node);
         bool uncut = kill_why != NULL;
 
         for (size_t i = 0; i < p->n_fds; i++) {
-                const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
+                const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
                 const char *why;
 
                 if (policy == XDEV_LINGER_WARN) {
@@ -747,36 +761,36 @@ static void proc_act(struct xdev_linger_sweep *s, int pidfd, const struct proc *
 
 /* An input fd already revoked answers ENODEV to every ioctl. */
 static bool fd_is_revoked(int pidfd, int fd) {
-        int copy = pidfd_getfd(pidfd, fd), version;
+        int copy = pidfd_getfd(pidfd, fd);
         bool revoked;
 
         if (copy < 0)
                 return false;
-        revoked = ioctl(copy, EVIOCGVERSION, &version) < 0 && errno == ENODEV;
+        revoked = xdev_evdev_is_revoked(copy);
         (void) close(copy);
         return revoked;
 }
 
-void xdev_linger_report_free(struct xdev_linger_report *r) {
+void xdev_sweep_report_free(struct xdev_sweep_report *r) {
         if (!r)
                 return;
         free(r->items);
-        *r = (struct xdev_linger_report) { 0 };
+        *r = (struct xdev_sweep_report) { 0 };
 }
 
-static void report_add(struct xdev_linger_sweep *s, const struct proc *p, const char *path, int fd,
+static void report_add(struct xdev_sweep *s, const struct proc *p, const char *path, int fd,
                        pid_t tid, bool revoked, bool uring) {
-        struct xdev_linger_report *r = s->opts->report;
-        struct xdev_linger_entry *e;
+        struct xdev_sweep_report *r = s->opts->report;
+        struct xdev_sweep_entry *e;
 
-        if (!r || r->n >= XDEV_LINGER_TARGETS_MAX * 4)
+        if (!r || r->n >= XDEV_SWEEP_TARGETS_MAX * 4)
                 return;
         e = realloc(r->items, (r->n + 1) * sizeof *e);
         if (!e)
                 return;
         r->items = e;
         e = &r->items[r->n++];
-        *e = (struct xdev_linger_entry) {
+        *e = (struct xdev_sweep_entry) {
                 .pid = p->pid,
                 .uid = p->ruid,
                 .fd = fd,
@@ -788,9 +802,9 @@ static void report_add(struct xdev_linger_sweep *s, const struct proc *p, const 
         (void) snprintf(e->path, sizeof e->path, "%s", path);
 }
 
-static void proc_report(struct xdev_linger_sweep *s, int pidfd, const struct proc *p) {
+static void proc_report(struct xdev_sweep *s, int pidfd, const struct proc *p) {
         for (size_t i = 0; i < p->n_fds; i++) {
-                const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
+                const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
                 bool revoked = t->class == XDEV_CLASS_INPUT && fd_is_revoked(pidfd, p->fds[i]);
                 report_add(s, p, t->path, p->fds[i], 0, revoked, false);
         }
@@ -834,7 +848,7 @@ static bool kernel_table_usable(int procfd) {
         return empty;
 }
 
-bool xdev_linger_kernel_table_usable(void) {
+bool xdev_sweep_kernel_table_usable(void) {
         int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         bool r;
 
@@ -850,13 +864,13 @@ static bool uses_kernel_table(pid_t pid) {
 }
 
 /* P's uids read, and P one the options let the sweep act on. */
-static bool proc_is_ours(const struct xdev_linger_sweep *s, int procfd, struct proc *p) {
+static bool proc_is_ours(const struct xdev_sweep *s, int procfd, struct proc *p) {
         return proc_uids(procfd, p) >= 0 && !proc_is_exempt(s, p);
 }
 
 /* P, pinned, is one the pass found: its name read for messages, counted
  * once per sweep. */
-static void proc_found(struct xdev_linger_sweep *s, int procfd, struct proc *p) {
+static void proc_found(struct xdev_sweep *s, int procfd, struct proc *p) {
         proc_comm(procfd, p->pid, p->comm, sizeof p->comm);
         if (s->pass == 0)
                 s->counts->holders++;
@@ -865,7 +879,7 @@ static void proc_found(struct xdev_linger_sweep *s, int procfd, struct proc *p) 
 /* lingering = kill-user at a logout, the strong guarantee: P ends, whatever
  * it holds (in flight or in a ring), cut off first. Returns 1 when P was
  * taken, 0 when not. */
-static int sweep_end_user(struct xdev_linger_sweep *s, int procfd, struct proc *p) {
+static int sweep_end_user(struct xdev_sweep *s, int procfd, struct proc *p) {
         struct xdev_proc_stat st;
         int pidfd = pidfd_open(p->pid);
         bool uncut;
@@ -905,11 +919,9 @@ static unsigned fd_wants(int flags) {
 /* An fd, through its COPY, that is cut off already: an input file
  * revoked (ENODEV to every ioctl), a DRM primary node's that is not
  * master (a display server in the background, its master dropped). */
-static bool fd_is_cut(const struct xdev_linger_target *t, int copy) {
-        int version;
-
+static bool fd_is_cut(const struct xdev_sweep_target *t, int copy) {
         if (t->class == XDEV_CLASS_INPUT)
-                return ioctl(copy, EVIOCGVERSION, &version) < 0 && errno == ENODEV;
+                return xdev_evdev_is_revoked(copy);
         if (t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER)
                 return !drmIsMaster(copy);
         return false;
@@ -922,13 +934,13 @@ static bool fd_is_cut(const struct xdev_linger_target *t, int copy) {
  * the second kind logged (by the look without the lock, which then leaves
  * P out of what is read again under it). What cannot be looked at stays a
  * hold. Returns whether P still holds. */
-static bool proc_keep_own(struct xdev_linger_sweep *s, int procfd, int pidfd, struct proc *p) {
+static bool proc_keep_own(struct xdev_sweep *s, int procfd, int pidfd, struct proc *p) {
         struct xdev_creds c;
         bool creds = xdev_proc_creds_read(procfd, p->pid, &c) == 0;
         size_t kept = 0;
 
         for (size_t i = 0; i < p->n_fds; i++) {
-                const struct xdev_linger_target *t = &s->targets[p->tgt[i]];
+                const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
                 struct stat st;
                 int copy = pidfd_getfd(pidfd, p->fds[i]), fl = -1;
                 bool looked = copy >= 0 && fstat(copy, &st) == 0 &&
@@ -960,7 +972,7 @@ static bool proc_keep_own(struct xdev_linger_sweep *s, int procfd, int pidfd, st
 
 /* P, if it holds a target: pinned, checked again, then reported or acted
  * on as the policy says. Returns 1 when P was one, 0 when not. */
-static int sweep_holder(struct xdev_linger_sweep *s, int procfd, struct proc *p) {
+static int sweep_holder(struct xdev_sweep *s, int procfd, struct proc *p) {
         struct xdev_proc_stat st0, st1;
         bool over;
         int pidfd, r;
@@ -1023,8 +1035,8 @@ static bool pid_next(struct pid_source *src, pid_t *ret) {
 }
 
 /* One pass over /proc. Returns the number of holders acted on or -errno. */
-static int sweep_pass(struct xdev_linger_sweep *s) {
-        const struct xdev_linger_opts *o = s->opts;
+static int sweep_pass(struct xdev_sweep *s) {
+        const struct xdev_sweep_opts *o = s->opts;
         bool end_user = o->policy == XDEV_LINGER_KILL_USER && o->has_only && !o->in_session &&
                 !o->report_only;
         struct pid_source src = { 0 };
@@ -1059,7 +1071,7 @@ static int sweep_pass(struct xdev_linger_sweep *s) {
         return n;
 }
 
-void xdev_linger_counts_add(struct xdev_linger_counts *to, const struct xdev_linger_counts *c) {
+void xdev_sweep_counts_add(struct xdev_sweep_counts *to, const struct xdev_sweep_counts *c) {
         to->holders += c->holders;
         to->revoked += c->revoked;
         to->demoted += c->demoted;
@@ -1072,7 +1084,7 @@ void xdev_linger_counts_add(struct xdev_linger_counts *to, const struct xdev_lin
 /* The passes after the first: terminated holders may have forked
  * meanwhile, while the last pass ended any (the count of terminated went
  * past BEFORE). Returns 0 or -errno. */
-static int sweep_rest(struct xdev_linger_sweep *s, unsigned before) {
+static int sweep_rest(struct xdev_sweep *s, unsigned before) {
         int r = 0;
 
         sweep_wait(s);
@@ -1093,7 +1105,7 @@ static int sweep_rest(struct xdev_linger_sweep *s, unsigned before) {
         return r < 0 ? r : 0;
 }
 
-static void sweep_free(struct xdev_linger_sweep *s) {
+static void sweep_free(struct xdev_sweep *s) {
         if (!s)
                 return;
         for (size_t i = 0; i < s->n_victims; i++)
@@ -1104,10 +1116,10 @@ static void sweep_free(struct xdev_linger_sweep *s) {
 }
 
 /* Makes S (whose first pass is done) independent of the caller's memory,
- * for xdev_linger_finish after the lock is let go. */
-static struct xdev_linger_wait *sweep_detach(struct xdev_linger_sweep *s, uid_t uid) {
-        struct xdev_linger_wait *w = calloc(1, sizeof *w);
-        struct xdev_linger_target *t = malloc(s->n_targets * sizeof *t);
+ * for xdev_sweep_wait_finish after the lock is let go. */
+static struct xdev_sweep_wait *sweep_detach(struct xdev_sweep *s, uid_t uid) {
+        struct xdev_sweep_wait *w = calloc(1, sizeof *w);
+        struct xdev_sweep_target *t = malloc(s->n_targets * sizeof *t);
 
         if (!w || !t) {
                 free(w);
@@ -1122,7 +1134,7 @@ static struct xdev_linger_wait *sweep_detach(struct xdev_linger_sweep *s, uid_t 
         s->own_opts.report = NULL;
         s->own_opts.procs = NULL; /* the owner's table is not for other threads */
         s->opts = &s->own_opts;
-        s->own_counts = (struct xdev_linger_counts) { 0 };
+        s->own_counts = (struct xdev_sweep_counts) { 0 };
         s->counts = &s->own_counts;
         w->uid = uid;
         w->until = s->deadline;
@@ -1131,13 +1143,13 @@ static struct xdev_linger_wait *sweep_detach(struct xdev_linger_sweep *s, uid_t 
         return w;
 }
 
-int xdev_linger_sweep_start(const struct xdev_linger_target *targets, size_t n,
-                            const struct xdev_linger_opts *opts, const struct xdev_log *log,
-                            struct xdev_linger_counts *ret, struct xdev_linger_wait **ret_wait) {
-        struct xdev_linger_counts counts = { 0 };
-        unsigned grace = opts->grace_ms > XDEV_LINGER_GRACE_MAX_MS ? XDEV_LINGER_GRACE_MAX_MS
-                                                                   : opts->grace_ms;
-        struct xdev_linger_sweep *s;
+int xdev_sweep_start(const struct xdev_sweep_target *targets, size_t n,
+                     const struct xdev_sweep_opts *opts, const struct xdev_log *log,
+                     struct xdev_sweep_counts *ret, struct xdev_sweep_wait **ret_wait) {
+        struct xdev_sweep_counts counts = { 0 };
+        unsigned grace =
+                opts->grace_ms > XDEV_SWEEP_GRACE_MAX_MS ? XDEV_SWEEP_GRACE_MAX_MS : opts->grace_ms;
+        struct xdev_sweep *s;
         int r;
 
         if (ret_wait)
@@ -1149,21 +1161,20 @@ int xdev_linger_sweep_start(const struct xdev_linger_target *targets, size_t n,
         s = calloc(1, sizeof *s);
         if (!s)
                 return -ENOMEM;
-        *s = (struct xdev_linger_sweep) { .targets = targets,
-                                          .n_targets = n,
-                                          .opts = opts,
-                                          .log = log,
-                                          .counts = &counts,
-                                          .grace_ms = grace,
-                                          .deadline = opts->until_ms ? opts->until_ms
-                                                                     : now_ms() + grace };
+        *s = (struct xdev_sweep) { .targets = targets,
+                                   .n_targets = n,
+                                   .opts = opts,
+                                   .log = log,
+                                   .counts = &counts,
+                                   .grace_ms = grace,
+                                   .deadline = opts->until_ms ? opts->until_ms : now_ms() + grace };
         r = sweep_pass(s);
         /* At a VT switch every victim was sent SIGKILL (§3.5.6): what it
          * forked before the signal landed is looked for at once, while the
          * user cannot be switched back to, and no pass comes later. */
         for (s->pass = 1; opts->in_session && r >= 0 && s->pass < PASSES_MAX; s->pass++) {
                 size_t before = s->n_victims;
-                if (before == 0 || before >= XDEV_LINGER_GRACEFUL_MAX)
+                if (before == 0 || before >= XDEV_SWEEP_GRACEFUL_MAX)
                         break;
                 r = sweep_pass(s);
                 if (s->n_victims == before)
@@ -1175,7 +1186,7 @@ int xdev_linger_sweep_start(const struct xdev_linger_target *targets, size_t n,
          * him new fds that a later pass would revoke; at a switch there is
          * no later pass, and the SIGKILLs are sent. */
         if (r >= 0 && s->n_victims > 0 && ret_wait && opts->has_only) {
-                struct xdev_linger_wait *w = sweep_detach(s, opts->only_uid);
+                struct xdev_sweep_wait *w = sweep_detach(s, opts->only_uid);
                 if (w) {
                         *ret_wait = w;
                         *ret = counts;
@@ -1189,21 +1200,21 @@ int xdev_linger_sweep_start(const struct xdev_linger_target *targets, size_t n,
         return r;
 }
 
-void xdev_linger_finish(struct xdev_linger_wait *w, struct xdev_linger_counts *ret) {
+void xdev_sweep_wait_finish(struct xdev_sweep_wait *w, struct xdev_sweep_counts *ret) {
         while (w) {
-                struct xdev_linger_wait *next = w->next;
-                struct xdev_linger_sweep *s = w->sweep;
+                struct xdev_sweep_wait *next = w->next;
+                struct xdev_sweep *s = w->sweep;
                 (void) sweep_rest(s, 0);
                 if (ret)
-                        xdev_linger_counts_add(ret, s->counts);
+                        xdev_sweep_counts_add(ret, s->counts);
                 sweep_free(s);
                 free(w);
                 w = next;
         }
 }
 
-int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
-                      const struct xdev_linger_opts *opts, const struct xdev_log *log,
-                      struct xdev_linger_counts *ret) {
-        return xdev_linger_sweep_start(targets, n, opts, log, ret, NULL);
+int xdev_sweep_run(const struct xdev_sweep_target *targets, size_t n,
+                   const struct xdev_sweep_opts *opts, const struct xdev_log *log,
+                   struct xdev_sweep_counts *ret) {
+        return xdev_sweep_start(targets, n, opts, log, ret, NULL);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The /proc sweeper: processes that still hold an fd to a shared node after
  * the grant was taken back, found and acted on as the options say. It knows
- * neither the state nor the config (policy.h turns them into options). */
+ * neither the state nor the config (linger.h turns them into options). */
 #pragma once
 
 #include <stdbool.h>
@@ -13,30 +13,30 @@
 #include "conf.h"
 #include "util.h"
 
-#define XDEV_LINGER_TARGETS_MAX 1024
+#define XDEV_SWEEP_TARGETS_MAX 1024
 /* Processes terminated with a grace period in one sweep; any beyond are
  * killed at once, so a fork storm costs no fds and no time. */
-#define XDEV_LINGER_GRACEFUL_MAX 128
-#define XDEV_LINGER_GRACE_MAX_MS 30000
+#define XDEV_SWEEP_GRACEFUL_MAX 128
+#define XDEV_SWEEP_GRACE_MAX_MS 30000
 /* What one process may cost a sweep when the options give no budget
  * (linger_scan_budget in xdevices.conf): fd table entries read (its own and
  * those of threads with a table of their own), threads compared and io_uring
  * registered files listed. Past it the process is not read further but
  * treated as holding what cannot be revoked (doc/DESIGN.md §3.5.5). */
-#define XDEV_LINGER_SCAN_BUDGET 8192
+#define XDEV_SWEEP_SCAN_BUDGET 8192
 /* The most linger_scan_budget may be, and the budget of the pass after the
  * lock, which reads every process to the end. */
-#define XDEV_LINGER_SCAN_BUDGET_MAX 1048576
+#define XDEV_SWEEP_SCAN_BUDGET_MAX 1048576
 
 /* A node whose grant was taken: found by rdev, checked by the class major. */
-struct xdev_linger_target {
+struct xdev_sweep_target {
         dev_t rdev;
         enum xdev_class class;
         char path[64]; /* for messages only */
 };
 
 /* A holder found by a report-only sweep, for xdevices status. */
-struct xdev_linger_entry {
+struct xdev_sweep_entry {
         pid_t pid;
         char comm[17]; /* printable ASCII only */
         uid_t uid;
@@ -47,12 +47,12 @@ struct xdev_linger_entry {
         bool uring;   /* an io_uring registered file (FD is the ring) */
 };
 
-struct xdev_linger_report {
-        struct xdev_linger_entry *items;
+struct xdev_sweep_report {
+        struct xdev_sweep_entry *items;
         size_t n;
 };
 
-void xdev_linger_report_free(struct xdev_linger_report *r);
+void xdev_sweep_report_free(struct xdev_sweep_report *r);
 
 /* Copies of revoked fds whose close is left until after the step. When the
  * holder exits at the revoke (its read fails), the copy is the last
@@ -79,26 +79,26 @@ struct xdev_procsrc {
 /* Processes of a VT switch's sweep that went over the scan budget under
  * the lock: what was seen of them is cut off, and instead of being killed
  * they are read to the end after the lock (xdev_sweep_others), and cut off
- * or killed only if they hold a node. Past XDEV_LINGER_DEFER_MAX, or
+ * or killed only if they hold a node. Past XDEV_SWEEP_DEFER_MAX, or
  * without a caller that reads them, they are killed as before. */
-#define XDEV_LINGER_DEFER_MAX 256
+#define XDEV_SWEEP_DEFER_MAX 256
 /* With such a caller, a switch's sweep reads at most this many entries
  * (fd table entries, threads, io_uring files) under the lock in all; the
  * processes past it are left to the pass after the lock, so the lock is
  * held for a bounded time whatever the departing user's fd count. */
-#define XDEV_LINGER_LOCKED_BUDGET 2048
-struct xdev_linger_defer {
+#define XDEV_SWEEP_LOCKED_BUDGET 2048
+struct xdev_sweep_defer {
         uid_t uid; /* the sweep's ONLY_UID */
         size_t n;
-        pid_t pids[XDEV_LINGER_DEFER_MAX];
-        unsigned cost[XDEV_LINGER_DEFER_MAX]; /* entries read under the lock */
+        pid_t pids[XDEV_SWEEP_DEFER_MAX];
+        unsigned cost[XDEV_SWEEP_DEFER_MAX]; /* entries read under the lock */
 };
 
-struct xdev_linger_opts {
+struct xdev_sweep_opts {
         enum xdev_linger policy;
         unsigned grace_ms; /* SIGTERM .. SIGKILL */
         bool report_only;  /* list holders in REPORT, change nothing */
-        struct xdev_linger_report *report;
+        struct xdev_sweep_report *report;
         bool has_keep; /* processes of KEEP_UID hold legitimately */
         uid_t keep_uid;
         bool has_only; /* act on processes one of whose real, effective,
@@ -108,7 +108,7 @@ struct xdev_linger_opts {
                                  * not a logout): revoke input, drop DRM master,
                                  * but leave the rest of its X server alone */
         struct xdev_fd_bin *bin;          /* NULL: each copy is closed at once */
-        unsigned scan_budget;             /* per process; 0: XDEV_LINGER_SCAN_BUDGET */
+        unsigned scan_budget;             /* per process; 0: XDEV_SWEEP_SCAN_BUDGET */
         uint64_t until_ms;                /* 0: the grace period starts now; else when
                                   * it ends (CLOCK_MONOTONIC ms), for a sweep
                                   * taken over from one who died */
@@ -126,7 +126,7 @@ struct xdev_linger_opts {
         bool others;
         const uid_t *spare;
         size_t n_spare;
-        struct xdev_linger_defer *defer; /* with IN_SESSION and HAS_ONLY; NULL:
+        struct xdev_sweep_defer *defer; /* with IN_SESSION and HAS_ONLY; NULL:
                                           * over the budget is killed */
 };
 
@@ -135,7 +135,7 @@ struct xdev_linger_opts {
 #define XDEV_SYSTEM_UID_MAX 999
 #define XDEV_NOBODY_UID 65534
 
-struct xdev_linger_counts {
+struct xdev_sweep_counts {
         unsigned holders;    /* processes found holding a target */
         unsigned revoked;    /* input fds revoked (EVIOCREVOKE) */
         unsigned demoted;    /* DRM masters dropped */
@@ -152,42 +152,42 @@ struct xdev_linger_counts {
  * of ONLY_UID ends. Remove the grants first: a revoked process may reopen
  * a node it still has access to. Bounded by OPTS->grace_ms plus one second.
  * Returns 0 (counts in *RET) or -errno when /proc cannot be read. */
-int xdev_linger_sweep(const struct xdev_linger_target *targets, size_t n,
-                      const struct xdev_linger_opts *opts, const struct xdev_log *log,
-                      struct xdev_linger_counts *ret);
+int xdev_sweep_run(const struct xdev_sweep_target *targets, size_t n,
+                   const struct xdev_sweep_opts *opts, const struct xdev_log *log,
+                   struct xdev_sweep_counts *ret);
 
 /* The half of a sweep that waits: holders of ONLY_UID sent SIGTERM (and
  * already cut off), to SIGKILL when their grace period ends, and the
  * passes after for what they forked. It needs no lock: the next holder can
  * be granted meanwhile (doc/DESIGN.md §3.5.7). A list, one per uid. */
-struct xdev_linger_sweep;
-struct xdev_linger_wait {
-        struct xdev_linger_wait *next;
+struct xdev_sweep;
+struct xdev_sweep_wait {
+        struct xdev_sweep_wait *next;
         uid_t uid;      /* whose processes */
         uint64_t until; /* CLOCK_MONOTONIC ms: the end of the grace period */
         bool record;    /* a logout's, recorded in the state; a switch's
                          * victims were sent SIGKILL already and no pass
                          * follows: nothing to take over */
-        struct xdev_linger_sweep *sweep;
+        struct xdev_sweep *sweep;
 };
 
-/* xdev_linger_sweep's first pass (at a VT switch, OPTS->in_session, all its
+/* xdev_sweep_run's first pass (at a VT switch, OPTS->in_session, all its
  * passes: they do not wait). With RET_WAIT not NULL and OPTS->has_only, the
  * wait for the victims to end is not waited: the rest of the sweep comes
- * back in *RET_WAIT (NULL when there is none), for xdev_linger_finish(). */
-int xdev_linger_sweep_start(const struct xdev_linger_target *targets, size_t n,
-                            const struct xdev_linger_opts *opts, const struct xdev_log *log,
-                            struct xdev_linger_counts *ret, struct xdev_linger_wait **ret_wait);
+ * back in *RET_WAIT (NULL when there is none), for xdev_sweep_wait_finish(). */
+int xdev_sweep_start(const struct xdev_sweep_target *targets, size_t n,
+                     const struct xdev_sweep_opts *opts, const struct xdev_log *log,
+                     struct xdev_sweep_counts *ret, struct xdev_sweep_wait **ret_wait);
 /* Waits out each grace period of the list W, SIGKILLs the holders still
  * there and runs the later passes; adds the counts to *RET (may be NULL)
  * and frees W. */
-void xdev_linger_finish(struct xdev_linger_wait *w, struct xdev_linger_counts *ret);
+void xdev_sweep_wait_finish(struct xdev_sweep_wait *w, struct xdev_sweep_counts *ret);
 
 /* Adds the counts C to TO. */
-void xdev_linger_counts_add(struct xdev_linger_counts *to, const struct xdev_linger_counts *c);
+void xdev_sweep_counts_add(struct xdev_sweep_counts *to, const struct xdev_sweep_counts *c);
 
 /* True when a sweep may pass over kernel threads without reading their
  * status: /proc is that of our pid namespace, pid 2 is kthreadd and its fd
  * table, which every kernel thread shares, is empty (not so in a pid
  * namespace of its own). */
-bool xdev_linger_kernel_table_usable(void);
+bool xdev_sweep_kernel_table_usable(void);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "tty.h"
 #include "util.h"
 
@@ -85,17 +86,6 @@ bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt) {
          * login lives through each step of that; once its child is gone it
          * has neither a child nor the VT on its standard input. */
         return child_keeps_session(pid, vt) || stdin_is_vt(pid, vt);
-}
-
-int xdev_vt_active(void) {
-        char buf[32];
-        unsigned vt;
-        int n = xdev_read_small(AT_FDCWD, "/sys/class/tty/tty0/active", buf, sizeof buf);
-
-        if (n <= 0)
-                return n < 0 ? n : -EIO;
-        buf[strcspn(buf, "\n")] = '\0';
-        return xdev_vt_parse(buf, &vt) < 0 ? -EIO : (int) vt;
 }
 
 bool xdev_login_items_are_local(const char *user, const char *ruser, const char *rhost) {

@@ -21,9 +21,6 @@ int xdev_tty_leads_session(unsigned vt);
  * login) no controlling tty and a child leading the session of VT N. */
 bool xdev_leader_is_live(pid_t pid, uint64_t start, unsigned vt);
 
-/* The VT in the foreground (from /sys/class/tty/tty0/active), or -errno. */
-int xdev_vt_active(void);
-
 /* The login decision of doc/DESIGN.md §3.3 on PAM items alone (no
  * syscalls): a user, RHOST empty and RUSER empty. */
 bool xdev_login_items_are_local(const char *user, const char *ruser, const char *rhost);

@@ -32,20 +32,6 @@ void xdev_log(const struct xdev_log *log, int priority, const char *fmt, ...) XD
 /* Strict decimal parsing: no sign, no spaces, no leading zeros, in range. */
 int xdev_parse_uint(const char *s, uint64_t max, uint64_t *ret);
 
-/* Fields of /proc/PID/stat that identify a process over time and tie it to
- * its terminal. */
-struct xdev_proc_stat {
-        char state;     /* R, S, D, Z (zombie), X (dead), ... */
-        pid_t session;  /* the session id: the pid of its leader */
-        dev_t tty_nr;   /* the controlling tty, 0 when none */
-        uint64_t start; /* start time in clock ticks since boot */
-        unsigned flags; /* the kernel's PF_* flags of the task */
-};
-int xdev_proc_stat(pid_t pid, struct xdev_proc_stat *ret);
-
-/* True when PID is alive and still the process that started at STARTTIME. */
-bool xdev_pid_is_alive(pid_t pid, uint64_t starttime);
-
 /* CLOCK_MONOTONIC in milliseconds, for timing steps. */
 double xdev_now_ms(void);
 

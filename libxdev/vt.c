@@ -156,3 +156,22 @@ int xdev_vt_reset(int fd, unsigned *ret_what) {
                 change(fd, VT_SETMODE, (unsigned long) &vtauto, XDEV_VT_LEFT_PROCESS, ret_what, &r);
         return r;
 }
+
+int xdev_vt_active(void) {
+        char buf[32];
+        unsigned vt;
+        ssize_t n;
+        int fd = open("/sys/class/tty/tty0/active", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof buf - 1);
+        if (n < 0)
+                n = -errno;
+        (void) close(fd);
+        if (n <= 0)
+                return n < 0 ? (int) n : -EIO;
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        return xdev_vt_parse(buf, &vt) < 0 ? -EIO : (int) vt;
+}

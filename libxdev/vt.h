@@ -58,3 +58,6 @@ enum {
  * changed. Returns 0 or the -errno of the first change refused (the others
  * are still tried). */
 int xdev_vt_reset(int fd, unsigned *ret_what);
+
+/* The VT in the foreground (from /sys/class/tty/tty0/active), or -errno. */
+int xdev_vt_active(void);

@@ -30,6 +30,7 @@
 #include <security/pam_modutil.h>
 
 #include "core.h"
+#include "procfs.h"
 #include "devices.h"
 #include "logind.h"
 #include "rundir.h"

@@ -42,7 +42,7 @@ faulty "the daemon's header in the core" sweep.c '#include "proctab.h"' '"procta
 faulty "a front-end's header by path" core.c '#include "../xdevicesd/step.h"' 'not the core'
 faulty "the node layer calling back up to the core" node.c '#include "core.h"' \
 	'"core.h" is a layer above "node"'
-faulty "the sweeper calling up to the policy" sweep.h '#include "policy.h"' \
-	'"policy.h" is a layer above "sweep"'
+faulty "the sweeper calling up to the lingering unit" sweep.h '#include "linger.h"' \
+	'"linger.h" is a layer above "sweep"'
 faulty "a new unit with no layer" extra.c '#include "util.h"' 'unit "extra" has no layer'
 exit "$fail"

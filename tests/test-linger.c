@@ -34,8 +34,9 @@
 
 #include "harness.h"
 #include "util.h"
-#include "policy.h"
+#include "linger.h"
 #include "core.h"
+#include "procfs.h"
 #include "runner.h"
 
 static char logbuf[16384];
@@ -239,34 +240,34 @@ static void holder_stop(struct holder *h) {
 }
 
 static char vtpath[32];
-static struct xdev_linger_target vt_target;
+static struct xdev_sweep_target vt_target;
 
 static void fresh(void) {
         h_fresh(NULL, NULL);
         logbuf[0] = '\0';
         (void) snprintf(vtpath, sizeof vtpath, "/dev/tty%d", h_vt + 3);
-        vt_target = (struct xdev_linger_target) { .rdev = makedev(4, (unsigned) h_vt + 3),
-                                                  .class = XDEV_CLASS_VT };
+        vt_target = (struct xdev_sweep_target) { .rdev = makedev(4, (unsigned) h_vt + 3),
+                                                 .class = XDEV_CLASS_VT };
         (void) snprintf(vt_target.path, sizeof vt_target.path, "%s", vtpath);
 }
 
-static struct xdev_linger_counts sweep(enum xdev_linger policy,
-                                       const struct xdev_linger_opts *extra) {
-        struct xdev_linger_opts o = extra ? *extra : (struct xdev_linger_opts) { 0 };
-        struct xdev_linger_counts c;
+static struct xdev_sweep_counts sweep(enum xdev_linger policy,
+                                      const struct xdev_sweep_opts *extra) {
+        struct xdev_sweep_opts o = extra ? *extra : (struct xdev_sweep_opts) { 0 };
+        struct xdev_sweep_counts c;
         o.policy = policy;
         /* The grace period only bounds the wait: a holder that dies of
          * SIGTERM ends it at once. A short one made a holder that was not
          * scheduled in time under load die of SIGKILL instead. */
         if (!o.grace_ms)
-                o.grace_ms = XDEV_LINGER_GRACE_MAX_MS;
-        ck_assert_int_eq(xdev_linger_sweep(&vt_target, 1, &o, &test_log, &c), 0);
+                o.grace_ms = XDEV_SWEEP_GRACE_MAX_MS;
+        ck_assert_int_eq(xdev_sweep_run(&vt_target, 1, &o, &test_log, &c), 0);
         return c;
 }
 
 START_TEST(test_warn_logs_holder_and_leaves_it) {
         struct holder h = holder_start(vtpath, H_UID_ALICE, false);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_WARN, NULL);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_WARN, NULL);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert_uint_eq(c.left, 1);
         ck_assert_uint_eq(c.terminated, 0);
@@ -282,7 +283,7 @@ END_TEST
 
 START_TEST(test_kill_terminates_holder_with_sigterm) {
         struct holder h = holder_start(vtpath, H_UID_ALICE, false);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, NULL);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_KILL, NULL);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert_uint_eq(c.terminated, 1);
         ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
@@ -295,16 +296,16 @@ END_TEST
 
 START_TEST(test_kill_sends_sigkill_after_grace) {
         struct holder h = holder_start(vtpath, H_UID_ALICE, true);
-        struct xdev_linger_opts o = { .grace_ms = 400 };
+        struct xdev_sweep_opts o = { .grace_ms = 400 };
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_KILL, &o);
         clock_gettime(CLOCK_MONOTONIC, &b);
         long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
         ck_assert_uint_eq(c.terminated, 1);
         /* Only the lower bound is the behaviour; the upper one just says the
          * sweep did not wait for ever, with room for a loaded machine. */
-        ck_assert_msg(ms >= 400 && ms < 400 + XDEV_LINGER_GRACE_MAX_MS,
+        ck_assert_msg(ms >= 400 && ms < 400 + XDEV_SWEEP_GRACE_MAX_MS,
                       "took %ld ms for a 400 ms grace", ms);
         ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
         h.reaped = true;
@@ -318,7 +319,7 @@ END_TEST
 START_TEST(test_revoke_leaves_holders_of_unrevocable_nodes) {
         /* VTs, tty0 and render nodes cannot be revoked: only logged */
         struct holder h = holder_start(vtpath, H_UID_ALICE, false);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_REVOKE, NULL);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_REVOKE, NULL);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert_uint_eq(c.left, 1);
         ck_assert_uint_eq(c.terminated, 0);
@@ -330,7 +331,7 @@ END_TEST
 
 START_TEST(test_root_processes_are_never_touched) {
         struct holder h = holder_start(vtpath, 0, false);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, NULL);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_KILL, NULL);
         ck_assert_uint_eq(c.holders, 0);
         ck_assert_msg(holder_alive(&h), "a root process was killed");
         holder_stop(&h);
@@ -340,8 +341,8 @@ END_TEST
 START_TEST(test_new_holder_is_never_touched) {
         struct holder a = holder_start(vtpath, H_UID_ALICE, false);
         struct holder b = holder_start(vtpath, H_UID_BOB, false);
-        struct xdev_linger_opts o = { .has_keep = true, .keep_uid = H_UID_BOB };
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
+        struct xdev_sweep_opts o = { .has_keep = true, .keep_uid = H_UID_BOB };
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_KILL, &o);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert_msg(!holder_alive(&a), "alice's lingering holder survived");
         ck_assert_msg(holder_alive(&b), "the new holder's process was killed");
@@ -352,8 +353,8 @@ END_TEST
 
 START_TEST(test_only_uid_limits_the_sweep) {
         struct holder a = holder_start(vtpath, H_UID_ALICE, false);
-        struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_BOB };
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
+        struct xdev_sweep_opts o = { .has_only = true, .only_uid = H_UID_BOB };
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_KILL, &o);
         ck_assert_uint_eq(c.holders, 0);
         ck_assert(holder_alive(&a));
         o.only_uid = H_UID_ALICE;
@@ -371,8 +372,8 @@ START_TEST(test_only_uid_matches_every_uid_of_a_process) {
         struct holder asu = holder_start_ids(vtpath, H_UID_ALICE, 0, 0);
         struct holder carol = holder_start(vtpath, H_UID_CAROL, false);
         struct holder nobody = holder_start(vtpath, 65534, false);
-        struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
+        struct xdev_sweep_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_KILL, &o);
         ck_assert_msg(c.holders == 2, "%u holders found, not 2:\n%s", c.holders, logbuf);
         ck_assert_msg(!holder_alive(&a), "alice's holder survived");
         ck_assert_msg(!holder_alive(&asu), "alice's setuid-root holder survived");
@@ -401,8 +402,8 @@ START_TEST(test_root_daemon_with_a_borrowed_fsuid_is_not_swept) {
         for (size_t i = 0; i < 2; i++) {
                 struct holder h = { .pid = h_holder_spawn(borrow_fsuid, vtpath, 0, false) };
                 ck_assert_msg(h.pid > 0, "the root daemon did not start");
-                struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
-                struct xdev_linger_counts c = sweep(policies[i], &o);
+                struct xdev_sweep_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
+                struct xdev_sweep_counts c = sweep(policies[i], &o);
                 bool alive = holder_alive(&h);
                 holder_stop(&h);
                 ck_assert_msg(alive && c.holders == 0,
@@ -418,10 +419,10 @@ END_TEST
 START_TEST(test_kill_user_ends_every_process_of_the_user) {
         struct holder idle = holder_start(NULL, H_UID_ALICE, true);
         struct holder carol = holder_start(NULL, H_UID_CAROL, false);
-        struct xdev_linger_opts o = {
+        struct xdev_sweep_opts o = {
                 .has_only = true, .only_uid = H_UID_ALICE, .in_session = true, .grace_ms = 200
         };
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL_USER, &o);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_KILL_USER, &o);
         ck_assert_uint_eq(c.holders, 0);
         ck_assert_msg(holder_alive(&idle), "kill-user ended a process at a VT switch");
         o.in_session = false;
@@ -444,8 +445,8 @@ START_TEST(test_io_uring_registered_file_is_found) {
                         "test-linger: io_uring is not available here; the qemu suite covers it\n");
                 return;
         }
-        struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_REVOKE, &o);
+        struct xdev_sweep_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_REVOKE, &o);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert_msg(!holder_alive(&h), "a process holding the node in an io_uring survived");
         ck_assert_msg(strstr(logbuf, "io_uring"), "log: %s", logbuf);
@@ -461,7 +462,7 @@ END_TEST
 /* A ring holding alice's own regular file named event1 holds no node:
  * a ring's file is matched by its path, not its last component. */
 START_TEST(test_io_uring_file_of_the_same_name_is_not_a_holder) {
-        struct xdev_linger_target in = { .class = XDEV_CLASS_INPUT };
+        struct xdev_sweep_target in = { .class = XDEV_CLASS_INPUT };
         struct stat st;
         ck_assert_int_eq(stat("/dev/input/event1", &st), 0);
         in.rdev = st.st_rdev;
@@ -474,11 +475,11 @@ START_TEST(test_io_uring_file_of_the_same_name_is_not_a_holder) {
                 fprintf(stderr, "test-linger: io_uring is not available here\n");
                 return;
         }
-        struct xdev_linger_counts c;
-        struct xdev_linger_opts o = { .policy = XDEV_LINGER_REVOKE,
-                                      .in_session = true,
-                                      .grace_ms = XDEV_LINGER_GRACE_MAX_MS };
-        ck_assert_int_eq(xdev_linger_sweep(&in, 1, &o, &test_log, &c), 0);
+        struct xdev_sweep_counts c;
+        struct xdev_sweep_opts o = { .policy = XDEV_LINGER_REVOKE,
+                                     .in_session = true,
+                                     .grace_ms = XDEV_SWEEP_GRACE_MAX_MS };
+        ck_assert_int_eq(xdev_sweep_run(&in, 1, &o, &test_log, &c), 0);
         bool alive = holder_alive(&h);
         holder_stop(&h);
         ck_assert_msg(alive && c.holders == 0,
@@ -493,7 +494,7 @@ END_TEST
  * (revoke) and at a logout under kill, not taken for a holder that could
  * not be cut off. The test is on the copy that is acted on. */
 START_TEST(test_o_path_fd_is_no_hold) {
-        struct xdev_linger_target in = { .class = XDEV_CLASS_INPUT };
+        struct xdev_sweep_target in = { .class = XDEV_CLASS_INPUT };
         struct stat st;
         ck_assert_int_eq(stat("/dev/input/event1", &st), 0);
         in.rdev = st.st_rdev;
@@ -502,14 +503,14 @@ START_TEST(test_o_path_fd_is_no_hold) {
         bool sess[] = { true, false };
         for (size_t i = 0; i < 2; i++) {
                 struct holder h = holder_start_opath("/dev/input/event1", H_UID_ALICE);
-                struct xdev_linger_counts c;
-                struct xdev_linger_opts o = { .policy = pol[i],
-                                              .has_only = true,
-                                              .only_uid = H_UID_ALICE,
-                                              .in_session = sess[i],
-                                              .grace_ms = XDEV_LINGER_GRACE_MAX_MS };
+                struct xdev_sweep_counts c;
+                struct xdev_sweep_opts o = { .policy = pol[i],
+                                             .has_only = true,
+                                             .only_uid = H_UID_ALICE,
+                                             .in_session = sess[i],
+                                             .grace_ms = XDEV_SWEEP_GRACE_MAX_MS };
                 logbuf[0] = '\0';
-                ck_assert_int_eq(xdev_linger_sweep(&in, 1, &o, &test_log, &c), 0);
+                ck_assert_int_eq(xdev_sweep_run(&in, 1, &o, &test_log, &c), 0);
                 bool alive = holder_alive(&h);
                 holder_stop(&h);
                 ck_assert_msg(alive && c.terminated == 0,
@@ -599,11 +600,11 @@ START_TEST(test_io_uring_with_its_lock_held_is_unreachable) {
                 fprintf(stderr, "test-linger: io_uring or userfaultfd is not available here\n");
                 return;
         }
-        struct xdev_linger_counts c;
-        struct xdev_linger_opts o = { .policy = XDEV_LINGER_REVOKE,
-                                      .in_session = true,
-                                      .grace_ms = XDEV_LINGER_GRACE_MAX_MS };
-        ck_assert_int_eq(xdev_linger_sweep(&vt_target, 1, &o, &test_log, &c), 0);
+        struct xdev_sweep_counts c;
+        struct xdev_sweep_opts o = { .policy = XDEV_LINGER_REVOKE,
+                                     .in_session = true,
+                                     .grace_ms = XDEV_SWEEP_GRACE_MAX_MS };
+        ck_assert_int_eq(xdev_sweep_run(&vt_target, 1, &o, &test_log, &c), 0);
         bool alive = holder_alive(&h);
         holder_stop(&h);
         ck_assert_msg(!alive && c.holders == 1,
@@ -625,10 +626,10 @@ START_TEST(test_io_uring_padded_past_any_read_is_found) {
                 }
                 ck_assert_msg(h.pid != 0, "no ring padded with %u files", pads[i]);
                 logbuf[0] = '\0';
-                struct xdev_linger_opts o = { .has_only = true,
-                                              .only_uid = H_UID_ALICE,
-                                              .in_session = true };
-                struct xdev_linger_counts c = sweep(XDEV_LINGER_REVOKE, &o);
+                struct xdev_sweep_opts o = { .has_only = true,
+                                             .only_uid = H_UID_ALICE,
+                                             .in_session = true };
+                struct xdev_sweep_counts c = sweep(XDEV_LINGER_REVOKE, &o);
                 ck_assert_msg(c.holders == 1 && c.terminated == 1,
                               "pad %u: %u holders, %u terminated:\n%s", pads[i], c.holders,
                               c.terminated, logbuf);
@@ -703,12 +704,12 @@ static struct holder holder_start_tables(const char *path, uid_t uid, unsigned t
  * per-process budget the process is not scanned further but ended; under
  * it, what it holds is only revoked (a VT here: left). */
 START_TEST(test_process_over_the_scan_budget_is_terminated) {
-        unsigned per = 1000, over = XDEV_LINGER_SCAN_BUDGET / per + 2;
-        struct xdev_linger_opts o = { .has_only = true,
-                                      .only_uid = H_UID_ALICE,
-                                      .in_session = true };
+        unsigned per = 1000, over = XDEV_SWEEP_SCAN_BUDGET / per + 2;
+        struct xdev_sweep_opts o = { .has_only = true,
+                                     .only_uid = H_UID_ALICE,
+                                     .in_session = true };
         struct holder under = holder_start_tables(vtpath, H_UID_ALICE, 4, per);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_REVOKE, &o);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_REVOKE, &o);
         ck_assert_msg(c.holders == 1 && c.terminated == 0 && holder_alive(&under),
                       "a process under the scan budget was ended:\n%s", logbuf);
         holder_stop(&under);
@@ -730,13 +731,13 @@ START_TEST(test_process_without_the_node_is_not_a_holder) {
         char other[32];
         snprintf(other, sizeof other, "/dev/tty%d", h_vt + 2);
         struct holder h = holder_start(other, H_UID_ALICE, false);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, NULL);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_KILL, NULL);
         ck_assert_uint_eq(c.holders, 0);
         struct holder h2 = holder_start(vtpath, H_UID_ALICE, false);
-        struct xdev_linger_target wrong = vt_target;
+        struct xdev_sweep_target wrong = vt_target;
         wrong.class = XDEV_CLASS_DRM;
-        struct xdev_linger_opts o = { .policy = XDEV_LINGER_KILL, .grace_ms = 300 };
-        ck_assert_int_eq(xdev_linger_sweep(&wrong, 1, &o, &test_log, &c), 0);
+        struct xdev_sweep_opts o = { .policy = XDEV_LINGER_KILL, .grace_ms = 300 };
+        ck_assert_int_eq(xdev_sweep_run(&wrong, 1, &o, &test_log, &c), 0);
         ck_assert_uint_eq(c.holders, 0);
         ck_assert(holder_alive(&h));
         ck_assert(holder_alive(&h2));
@@ -750,7 +751,7 @@ START_TEST(test_found_through_another_name) {
         ck_assert_int_eq(mknod("/dev/alias", S_IFCHR | 0600, vt_target.rdev), 0);
         struct holder h = holder_start("/dev/alias", H_UID_ALICE, false);
         ck_assert_int_eq(unlink("/dev/alias"), 0);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_WARN, NULL);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_WARN, NULL);
         ck_assert_uint_eq(c.holders, 1);
         holder_stop(&h);
 }
@@ -758,7 +759,7 @@ END_TEST
 
 START_TEST(test_fd_in_a_thread_own_fd_table_is_found) {
         struct holder h = holder_start_hidden(vtpath, H_UID_ALICE);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_WARN, NULL);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_WARN, NULL);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert_msg(strstr(logbuf, "in its own fd table; lingering = warn"), "log: %s", logbuf);
         ck_assert(holder_alive(&h));
@@ -793,8 +794,8 @@ START_TEST(test_sweep_reads_no_kernel_thread) {
         }
         (void) closedir(d);
         struct holder h = holder_start(vtpath, H_UID_ALICE, false);
-        struct xdev_linger_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_WARN, &o);
+        struct xdev_sweep_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_WARN, &o);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert_msg(holder_alive(&h), "warn ended the holder");
         holder_stop(&h);
@@ -803,7 +804,7 @@ START_TEST(test_sweep_reads_no_kernel_thread) {
                       "%u processes read, %u user processes and %u kernel threads seen", c.examined,
                       others, kthreads);
         if (is_kthread(2)) {
-                ck_assert(xdev_linger_kernel_table_usable());
+                ck_assert(xdev_sweep_kernel_table_usable());
                 ck_assert_msg(kthreads > 8 && c.examined < others + kthreads - 8,
                               "%u processes read of %u (%u kernel threads)", c.examined,
                               others + kthreads, kthreads);
@@ -839,13 +840,13 @@ static int in_new_pid_namespace(int unshare_flags, int (*init)(void)) {
 }
 
 static int shortcut_taken(void) {
-        return xdev_linger_kernel_table_usable() ? 26 : 0;
+        return xdev_sweep_kernel_table_usable() ? 26 : 0;
 }
 
 /* A pid namespace that kept the host's /proc: pid 2 there is kthreadd with
  * its empty table, but kcmp() would take 2 as this namespace's pid 2. */
 START_TEST(test_proc_of_another_pid_namespace_is_not_trusted) {
-        if (!xdev_linger_kernel_table_usable()) {
+        if (!xdev_sweep_kernel_table_usable()) {
                 fprintf(stderr, "test-linger: no kthreadd as pid 2 here: nothing to mistake\n");
                 return;
         }
@@ -900,7 +901,7 @@ START_TEST(test_holder_of_too_many_fds_is_terminated) {
         /* each open is its own file to revoke; past the scan's limit the
          * process is terminated rather than partly revoked */
         struct holder h = holder_start_n(vtpath, H_UID_ALICE, false, 100);
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_REVOKE, NULL);
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_REVOKE, NULL);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert_uint_eq(c.terminated, 1);
         ck_assert_msg(strstr(logbuf, "too many fds to revoke one by one"), "log: %s", logbuf);
@@ -911,9 +912,9 @@ END_TEST
 
 START_TEST(test_report_only_lists_and_changes_nothing) {
         struct holder h = holder_start(vtpath, H_UID_ALICE, false);
-        struct xdev_linger_report report = { 0 };
-        struct xdev_linger_opts o = { .report_only = true, .report = &report };
-        struct xdev_linger_counts c = sweep(XDEV_LINGER_KILL, &o);
+        struct xdev_sweep_report report = { 0 };
+        struct xdev_sweep_opts o = { .report_only = true, .report = &report };
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_KILL, &o);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert(holder_alive(&h));
         ck_assert_uint_eq(report.n, 1);
@@ -922,7 +923,7 @@ START_TEST(test_report_only_lists_and_changes_nothing) {
         ck_assert_str_eq(report.items[0].path, vtpath);
         ck_assert_int_ge(report.items[0].fd, 0);
         ck_assert_int_eq(report.items[0].thread, 0);
-        xdev_linger_report_free(&report);
+        xdev_sweep_report_free(&report);
         holder_stop(&h);
 }
 END_TEST
@@ -1210,7 +1211,7 @@ START_TEST(test_daemon_step_leaves_the_grace_period_to_the_caller) {
         ck_assert_msg(res->waits && res->waits->uid == H_UID_ALICE && !res->waits->next,
                       "the step did not hand alice's grace period back");
         ck_assert_msg(holder_alive(&ha), "the step waited for alice's holder");
-        struct xdev_linger_wait *w = res->waits;
+        struct xdev_sweep_wait *w = res->waits;
         snprintf(want, sizeof want, "sweep uid=61001 pid=%d ", (int) getpid());
         ck_assert_msg(state_has(want, true, 0), "the state does not say who sweeps");
         /* a switch meanwhile is not held up either */
@@ -1221,7 +1222,7 @@ START_TEST(test_daemon_step_leaves_the_grace_period_to_the_caller) {
         ck_assert(holder_alive(&ha));
         /* the caller ends the sweep: here the holder goes by itself */
         holder_stop(&ha);
-        xdev_sweep_finish(&ctx, w);
+        xdev_linger_finish(&ctx, w);
         ck_assert_msg(state_has("sweep ", false, 0), "the ended sweep is still in the state");
         ck_assert_int_eq(xdev_follow_update(&ctx, NULL, NULL), 0);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
@@ -1311,7 +1312,7 @@ static void step_env_done(struct step_env *e) {
 static void step(struct step_env *e) {
         ck_assert_int_eq(xdev_follow_update(&e->ctx, &e->self, e->res), 0);
         xdev_fd_bin_empty(&e->res->bin);
-        xdev_sweep_finish(&e->ctx, e->res->waits);
+        xdev_linger_finish(&e->ctx, e->res->waits);
         e->res->waits = NULL;
 }
 
@@ -1380,7 +1381,7 @@ START_TEST(test_switch_waits_for_no_process_to_end) {
                 if (xdev_follow_update(&e.ctx, &e.self, e.res) < 0)
                         _exit(3);
                 xdev_fd_bin_empty(&e.res->bin);
-                xdev_sweep_finish(&e.ctx, e.res->waits);
+                xdev_linger_finish(&e.ctx, e.res->waits);
                 _exit(0);
         }
         for (int i = 0; i < 1500 && strcmp(h_acl_of("/dev/tty0", H_UID_BOB), "rw") != 0; i++)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "procfs.h"
 #include "sweep.h"
 #include "proctab.h"
 #include "runner.h"
@@ -262,9 +263,9 @@ END_TEST
  * on nothing). */
 START_TEST(test_sweep_fed_by_the_table_finds_what_the_walk_finds) {
         struct xdev_proctab *t = table_open(0);
-        struct xdev_linger_target tgt = { 0 };
-        struct xdev_linger_counts full, fed;
-        struct xdev_linger_report rep_full = { 0 }, rep_fed = { 0 };
+        struct xdev_sweep_target tgt = { 0 };
+        struct xdev_sweep_counts full, fed;
+        struct xdev_sweep_report rep_full = { 0 }, rep_fed = { 0 };
         struct xdev_procsrc src;
         struct stat st;
         int pfd[2];
@@ -293,16 +294,16 @@ START_TEST(test_sweep_fed_by_the_table_finds_what_the_walk_finds) {
         for (int i = 0; i < 200 && !listed(t, PT_UID_A, holder, NULL); i++)
                 usleep(5000);
 
-        struct xdev_linger_opts opts = { .policy = XDEV_LINGER_REVOKE,
-                                         .report_only = true,
-                                         .report = &rep_full,
-                                         .has_only = true,
-                                         .only_uid = PT_UID_A };
-        ck_assert_int_eq(xdev_linger_sweep(&tgt, 1, &opts, NULL, &full), 0);
+        struct xdev_sweep_opts opts = { .policy = XDEV_LINGER_REVOKE,
+                                        .report_only = true,
+                                        .report = &rep_full,
+                                        .has_only = true,
+                                        .only_uid = PT_UID_A };
+        ck_assert_int_eq(xdev_sweep_run(&tgt, 1, &opts, NULL, &full), 0);
         xdev_proctab_source(t, &src);
         opts.procs = &src;
         opts.report = &rep_fed;
-        ck_assert_int_eq(xdev_linger_sweep(&tgt, 1, &opts, NULL, &fed), 0);
+        ck_assert_int_eq(xdev_sweep_run(&tgt, 1, &opts, NULL, &fed), 0);
         /* the holder, found by both and reported the same (a count could
          * differ by a process of that uid born or gone between the two) */
         int fd_full = -2, fd_fed = -2;
@@ -319,8 +320,8 @@ START_TEST(test_sweep_fed_by_the_table_finds_what_the_walk_finds) {
         ck_assert_msg(fed.examined < full.examined,
                       "the table's sweep read %u processes, the walk %u", fed.examined,
                       full.examined);
-        xdev_linger_report_free(&rep_full);
-        xdev_linger_report_free(&rep_fed);
+        xdev_sweep_report_free(&rep_full);
+        xdev_sweep_report_free(&rep_fed);
         (void) close(pfd[1]);
         (void) waitpid(holder, NULL, 0);
         xdev_proctab_free(t);

@@ -20,6 +20,7 @@
 #include <security/pam_appl.h>
 
 #include "harness.h"
+#include "procfs.h"
 #include "state.h"
 #include "runner.h"
 

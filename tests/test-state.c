@@ -209,18 +209,18 @@ START_TEST(test_sweep_records) {
         char *out = format(&s);
         ck_assert_str_eq(out, text);
         free(out);
-        struct xdev_sweep_rec moved = { .uid = 61001, .pid = 90, .start = 5, .until = 6 };
+        struct xdev_linger_rec moved = { .uid = 61001, .pid = 90, .start = 5, .until = 6 };
         ck_assert_int_eq(xdev_state_set_sweep(&s, &moved), 0);
         ck_assert_uint_eq(s.n_sweeps, 2);
         ck_assert_int_eq(s.sweeps[0].pid, 90);
         xdev_state_remove_sweep(&s, 0);
         ck_assert_uint_eq(s.n_sweeps, 1);
         ck_assert_uint_eq(s.sweeps[0].uid, 61002);
-        for (uid_t u = 1; s.n_sweeps < XDEV_SWEEPS_MAX; u++) {
-                struct xdev_sweep_rec r = { .uid = u, .pid = 1 };
+        for (uid_t u = 1; s.n_sweeps < XDEV_LINGER_RECS_MAX; u++) {
+                struct xdev_linger_rec r = { .uid = u, .pid = 1 };
                 ck_assert_int_eq(xdev_state_set_sweep(&s, &r), 0);
         }
-        struct xdev_sweep_rec one_more = { .uid = 99999, .pid = 1 };
+        struct xdev_linger_rec one_more = { .uid = 99999, .pid = 1 };
         ck_assert_int_eq(xdev_state_set_sweep(&s, &one_more), -E2BIG);
         xdev_state_free(&s);
         expect_refused(

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "tty.h"
 #include "util.h"
 #include "runner.h"

@@ -29,10 +29,8 @@
 
 #include "vt-seat.h"
 
-#include <drm.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/input.h>
 #include <linux/vt.h>
 #include <poll.h>
 #include <stdio.h>
@@ -47,6 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "drmdev.h"
+#include "evdev.h"
 #include "vt.h"
 
 #define PROG "xdevices-vt-run"
@@ -64,8 +64,6 @@
 #define EV_SEAT_DISABLED EV(9)
 #define EV_ERROR EV(0x7fff)
 
-#define DRM_MAJOR 226
-#define INPUT_MAJOR 13
 #define SEAT_NAME "seat0"
 
 struct header {
@@ -207,7 +205,7 @@ static int device_open(const char *path, int kind, struct stat *ret_st) {
                 return err;
         }
         if (!S_ISCHR(st.st_mode) ||
-            major(st.st_rdev) != (kind == VTSEAT_DRM ? DRM_MAJOR : INPUT_MAJOR)) {
+            major(st.st_rdev) != (kind == VTSEAT_DRM ? XDEV_DRM_MAJOR : XDEV_INPUT_MAJOR)) {
                 (void) close(pfd);
                 return -ENODEV;
         }
@@ -231,14 +229,18 @@ static int device_open(const char *path, int kind, struct stat *ret_st) {
  * (drm_master_check_perm: was master, and we are its opener), which the
  * compositor could not do on the file we passed it. */
 static void device_pause(struct vtseat *s, struct vtseat_device *d) {
+        int r;
+
         if (d->kind == VTSEAT_EVDEV) {
-                if (ioctl(d->fd, EVIOCREVOKE, NULL) < 0 && errno != ENODEV)
+                r = xdev_evdev_revoke(d->fd);
+                if (r < 0 && r != -ENODEV)
                         fprintf(stderr, PROG ": seat: tty%u: cannot revoke %s: %s\n", s->vt,
-                                d->path, strerror(errno));
-        } else if (strncmp(d->path, "/dev/dri/card", 13) == 0) {
-                if (ioctl(d->fd, DRM_IOCTL_DROP_MASTER, 0) < 0 && errno != EINVAL)
+                                d->path, strerror(-r));
+        } else if (xdev_drm_path_is_primary(d->path)) {
+                r = xdev_drm_drop_master(d->fd);
+                if (r < 0 && r != -EINVAL)
                         fprintf(stderr, PROG ": seat: tty%u: cannot drop DRM master of %s: %s\n",
-                                s->vt, d->path, strerror(errno));
+                                s->vt, d->path, strerror(-r));
         }
 }
 
@@ -433,10 +435,11 @@ static void enable_now(struct vtseat *s) {
         for (size_t i = 0; i < VTSEAT_MAX_DEVICES; i++) {
                 struct vtseat_device *d = &s->devices[i];
 
-                if (d->id && strncmp(d->path, "/dev/dri/card", 13) == 0 &&
-                    ioctl(d->fd, DRM_IOCTL_SET_MASTER, 0) < 0)
+                int r = d->id && xdev_drm_path_is_primary(d->path) ? xdev_drm_set_master(d->fd) : 0;
+
+                if (r < 0)
                         fprintf(stderr, PROG ": seat: tty%u: cannot set DRM master of %s: %s\n",
-                                s->vt, d->path, strerror(errno));
+                                s->vt, d->path, strerror(-r));
         }
         if (send_msg(s, EV_ENABLE_SEAT, NULL, 0, -1) < 0) {
                 drop_client(s, "is gone");
@@ -499,8 +502,8 @@ static int open_device(struct vtseat *s, const char *path) {
         remember(s, path);
         /* as seatd does: master now if the card has none (at the open,
          * the kernel made this file master already if so) */
-        if (strncmp(path, "/dev/dri/card", 13) == 0)
-                (void) ioctl(fd, DRM_IOCTL_SET_MASTER, 0);
+        if (xdev_drm_path_is_primary(path))
+                (void) xdev_drm_set_master(fd);
         return send_msg(s, EV(REQ_OPEN_DEVICE), &d->id, sizeof d->id, d->fd);
 }
 

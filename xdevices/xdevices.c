@@ -321,7 +321,7 @@ static void json_bool(FILE *out, const char *key, bool v) {
 }
 
 /* Until the grace period of a logout's sweep ends; negative past it. */
-static long long sweep_ms_left(const struct xdev_sweep_rec *w) {
+static long long sweep_ms_left(const struct xdev_linger_rec *w) {
         return (long long) w->until - (long long) xdev_now_ms();
 }
 
@@ -433,7 +433,7 @@ static void status_json(FILE *out, const struct xdev_status *st, bool ignore_log
         }
         fprintf(out, "],\"lingering\":[");
         for (size_t i = 0; i < st->lingering.n; i++) {
-                const struct xdev_linger_entry *e = &st->lingering.items[i];
+                const struct xdev_sweep_entry *e = &st->lingering.items[i];
                 fprintf(out, "%s{\"pid\":%d,\"comm\":", i ? "," : "", (int) e->pid);
                 json_string(out, e->comm);
                 fprintf(out, ",\"uid\":%u,\"path\":", (unsigned) e->uid);
@@ -452,7 +452,7 @@ static void status_json(FILE *out, const struct xdev_status *st, bool ignore_log
 static void status_text_lingering(FILE *out, const struct xdev_status *st) {
         fprintf(out, "lingering holders:\n");
         for (size_t i = 0; i < st->lingering.n; i++) {
-                const struct xdev_linger_entry *e = &st->lingering.items[i];
+                const struct xdev_sweep_entry *e = &st->lingering.items[i];
                 fprintf(out, "  pid %-7d %-16s uid %-6u ", (int) e->pid, e->comm,
                         (unsigned) e->uid);
                 if (e->thread)

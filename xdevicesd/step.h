@@ -15,7 +15,8 @@ struct xdev_step_watch {
         double load, release, sweep, grant;  /* ms, as core.h's phases */
 };
 
-/* Points the calls of SELF at W. */
+/* Points the calls of SELF at W. The core makes those calls with the state
+ * lock held (libxdev/txn.h, struct xdev_follow_self). */
 void xdev_step_watch_attach(struct xdev_step_watch *w, struct xdev_follow_self *self);
 
 /* Before a step: every phase at 0, the clock started. */

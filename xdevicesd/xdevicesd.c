@@ -33,6 +33,7 @@
 
 #include "cli.h"
 #include "core.h"
+#include "procfs.h"
 #include "proctab.h"
 #include "step.h"
 #include "devices.h"
@@ -302,20 +303,20 @@ static void close_apart(struct xdev_fd_bin *bin) {
 
 struct sweep_job {
         struct xdev_ctx *ctx;
-        struct xdev_linger_wait *waits;
+        struct xdev_sweep_wait *waits;
 };
 
 static void *sweeper(void *data) {
         struct sweep_job *job = data;
 
-        xdev_sweep_finish(job->ctx, job->waits);
+        xdev_linger_finish(job->ctx, job->waits);
         free(job);
         return NULL;
 }
 
 /* A logout's sweep in its grace period (lingering = kill, kill-user) runs
  * to its end in a thread of its own: switches go on meanwhile (§3.5.7). */
-static void sweep_apart(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
+static void sweep_apart(struct xdev_ctx *ctx, struct xdev_sweep_wait *waits) {
         struct sweep_job *job;
 
         if (!waits)
@@ -327,7 +328,7 @@ static void sweep_apart(struct xdev_ctx *ctx, struct xdev_linger_wait *waits) {
                         return;
         }
         free(job);
-        xdev_sweep_finish(ctx, waits);
+        xdev_linger_finish(ctx, waits);
 }
 
 /* The pass after the lock (doc/DESIGN.md §3.5.10) runs in one thread of
@@ -339,7 +340,7 @@ static struct {
         pthread_mutex_t lock;
         pthread_cond_t idle; /* signalled when RUNNING goes false */
         bool running, again;
-        struct xdev_linger_defer defer[OTHERS_DEFER_MAX];
+        struct xdev_sweep_defer defer[OTHERS_DEFER_MAX];
         size_t n_defer;
 } others = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER };
 
@@ -352,8 +353,8 @@ static void others_wait_idle(void) {
         (void) pthread_mutex_unlock(&others.lock);
 }
 
-static void others_run(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer) {
-        struct xdev_linger_counts c;
+static void others_run(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer) {
+        struct xdev_sweep_counts c;
         double t0 = xdev_now_ms();
         int r = xdev_sweep_others(ctx, defer, &c);
 
@@ -367,7 +368,7 @@ static void others_run(struct xdev_ctx *ctx, const struct xdev_linger_defer *def
 
 static void *others_pass(void *data) {
         struct xdev_ctx *ctx = data;
-        struct xdev_linger_defer defer;
+        struct xdev_sweep_defer defer;
         bool go = true;
 
         while (go) {
@@ -393,7 +394,7 @@ static void *others_pass(void *data) {
 
 /* After a step that took grants off: the pass after the lock, apart, with
  * DEFER (copied). */
-static void others_apart(struct xdev_ctx *ctx, const struct xdev_linger_defer *defer) {
+static void others_apart(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer) {
         bool start, full;
 
         (void) pthread_mutex_lock(&others.lock);

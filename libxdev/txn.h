@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The transaction every operation of the core runs in (txn.c): lock, load,
+ * commit, close. Every function here is called with the state lock held,
+ * between xdev_txn_begin() and xdev_txn_close(). */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "ctx.h"
+#include "linger.h"
+#include "node.h"
+#include "state.h"
+#include "sweep.h"
+
+/* The phases of a follow step, each reported once, as it ends: at a
+ * handover LOAD, RELEASE, SWEEP, GRANT; when grants are only taken off or
+ * only made, LOAD, GRANT (the one commit), SWEEP. */
+enum xdev_follow_phase {
+        XDEV_PHASE_LOAD,    /* lock taken, state read, leaders checked, holder elected */
+        XDEV_PHASE_RELEASE, /* the old holder's grants taken off (saved, converged) */
+        XDEV_PHASE_SWEEP,   /* its processes searched for its fds, which were revoked */
+        XDEV_PHASE_GRANT,   /* the new holder's grants (saved, converged) */
+};
+
+/* The caller of the follow steps (xdevicesd, which makes the shared devices
+ * follow the VT in front) identifies itself with PID and START. The calls
+ * are optional (NULL: none), each given DATA: PHASE_END as each phase ends;
+ * BEFORE_GRANT before the shared devices are granted to a new holder;
+ * BEFORE_UNLOCK at the end, the state written and every other writer still
+ * kept out. All three are called with the state lock held: every other
+ * login, logout and hotplug waits for as long as they run (the test knob
+ * --test-grant-delay sleeps there on purpose), and they must not call back
+ * into the core, which would take the lock again. */
+struct xdev_follow_self {
+        pid_t pid;
+        uint64_t start;
+        void (*phase_end)(void *data, enum xdev_follow_phase phase);
+        void (*before_grant)(void *data);
+        void (*before_unlock)(void *data);
+        void *data;
+};
+
+/* One transaction: the state loaded under its lock, and what the operation
+ * running in it has done so far. */
+struct xdev_txn {
+        struct xdev_store store;
+        struct xdev_state state;
+        int active_vt;
+        bool loaded_has_holder; /* the holder as loaded (or as released) */
+        uid_t loaded_holder;
+        struct xdev_linger_set linger; /* shared grants as loaded, see linger_after */
+        struct xdev_dircache dirs;
+        bool defer_enumerate;                /* a handover leaves the enumeration to the caller */
+        bool enumerate_pending;              /* ... and one was left */
+        struct xdev_sweep_counts swept;      /* the sweeps of this transaction */
+        const struct xdev_follow_self *self; /* a follow step's caller, or NULL */
+        struct xdev_fd_bin bin;              /* closed at the end, once the lock is free */
+        struct xdev_sweep_defer defer;       /* a follow step's: for its caller */
+        struct xdev_sweep_wait *waits;       /* sweeps in their grace period: recorded in
+                                          * the state, then finished after the lock */
+        unsigned lost;    /* nodes granted by a state that was lost, found by their marks */
+        bool handed_over; /* a new holder was granted */
+        bool swept_once;  /* sweep_lost() ran */
+};
+
+/* Opens a transaction: takes the lock and loads the state. With no state
+ * file, the marks of a lost one are read into the ledger (T->lost), which
+ * xdev_txn_begin() puts back and status only reports. */
+int xdev_txn_open(struct xdev_ctx *ctx, struct xdev_txn *t);
+
+/* Tells a follow step's caller that PHASE ended. */
+void xdev_txn_phase_end(struct xdev_txn *t, enum xdev_follow_phase phase);
+
+/* Saves the plan, converges every dirty node, then drops restored entries
+ * (KEEP: keeps them, for a handover that grants them again at once).
+ * Returns the number of grants that failed (each already put back), or
+ * -errno when the state could not be saved (nothing was changed then). */
+int xdev_txn_commit(struct xdev_ctx *ctx, struct xdev_txn *t, bool all, bool keep);
+
+/* Opens a transaction; what a lost state left granted is put back first,
+ * before anything is decided, so that no grant of it is taken for an
+ * original or stays out. */
+int xdev_txn_begin(struct xdev_ctx *ctx, struct xdev_txn *t);
+
+/* Closes the transaction and lets the lock go. Returns the sweeps left in
+ * their grace period (recorded in the state), for the caller to finish
+ * with xdev_linger_finish() once the lock is free, or NULL. */
+struct xdev_sweep_wait *xdev_txn_close(struct xdev_ctx *ctx, struct xdev_txn *t);
+
+/* Closes the transaction, then finishes its sweeps. */
+void xdev_txn_end(struct xdev_ctx *ctx, struct xdev_txn *t);
+
+/* Waits out the grace periods of WAITS (a logout's sweep, which the
+ * transaction that started it recorded in the state), SIGKILLs the
+ * processes still there, then removes the records. Takes no lock while it
+ * waits. Frees WAITS. */
+void xdev_linger_finish(struct xdev_ctx *ctx, struct xdev_sweep_wait *waits);
