@@ -26,6 +26,8 @@
 # inittab (o1, o2), then runit as PID 1 (init=/lib/runit/runit-init: u1,
 # u2); --scenarios takes o*/u* ids, each run in the boot of its init; OUT
 # gets an -inits suffix, a directory per boot.
+# VM_TRIPS=N: the round trips' loops of r1 and r2 take N trips each
+# (default 20, and 5 with VM_SUITE=trixie).
 # Env: VM_ALLOW_SKIP=name,... (e.g. xinit-patched-xorg: the patched Xorg is
 #      then not built, and its scenario may skip); XSERVER_BUILDDIR (the
 #      patched Xorg's build directory, as for make check-xserver; default
@@ -133,4 +135,12 @@ if [ "${VM_INITS:-0}" = 1 ]; then
 fi
 vga=std
 [ "${VM_WAYLAND:-0}" = 0 ] || vga=virtio
-exec python3 "$here/run-vm.py" --image "$img" --out "$out" --scenarios "$scenarios" --allow-skip "$allow_skip" --vga "$vga"
+# The round trips' loops (r1, r2): VM_TRIPS each, 20 by default; 5 in the
+# Debian 13 guest, whose round trips prove that its login, kernel and Xorg
+# give the devices back, while the 20-trip figures and the device ids kept
+# over 20 trips are the Debian 12 suite's (the same daemon and patch).
+trips=${VM_TRIPS:-}
+[ -n "$trips" ] || [ "$suite" = bookworm ] || trips=5
+case $trips in '' | *[!0-9]*) trips= ;; esac
+exec python3 "$here/run-vm.py" --image "$img" --out "$out" --scenarios "$scenarios" --allow-skip "$allow_skip" --vga "$vga" \
+	--append "${trips:+xdt.trips=$trips}"
