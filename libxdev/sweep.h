@@ -80,7 +80,7 @@ struct xdev_procsrc {
  * the lock: what was seen of them is cut off, and instead of being killed
  * they are read to the end after the lock (xdev_sweep_others), and cut off
  * or killed only if they hold a node. Past XDEV_SWEEP_DEFER_MAX, or
- * without a caller that reads them, they are killed as before. */
+ * without a caller that reads them, they are killed. */
 #define XDEV_SWEEP_DEFER_MAX 256
 /* With such a caller, a switch's sweep reads at most this many entries
  * (fd table entries, threads, io_uring files) under the lock in all; the

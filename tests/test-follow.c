@@ -915,10 +915,10 @@ START_TEST(test_missing_or_broken_conf_is_refused) {
 END_TEST
 
 /* Nothing happens, so the daemon sleeps: its own steps (the state saved,
- * the lock closed) must not wake it again. It used to watch IN_CLOSE_WRITE
- * in the state directory and woke on the lock it closes itself, for ever,
- * at 100% CPU. Counted in syscalls, not time: a looping daemon makes
- * thousands a second, a sleeping one none. */
+ * the lock closed) must not wake it again. A daemon that watched
+ * IN_CLOSE_WRITE in the state directory would wake on the lock it closes
+ * itself, for ever, at 100% CPU. Counted in syscalls, not time: a looping
+ * daemon makes thousands a second, a sleeping one none. */
 START_TEST(test_daemon_sleeps_when_nothing_happens) {
         /* without its process table, which wakes it (once a second at
          * most) for what the other processes of this machine do: see
