@@ -21,7 +21,8 @@
 # project as make install does for OpenRC and runit (--with-initdir=no
 # --with-openrcdir=/etc/init.d --with-runitdir=/etc/sv), each enabled by its
 # one command; sysvinit's inittab runs OpenRC, and init=/lib/runit/runit-init
-# boots the same image with runit as PID 1 (inits/, check-vm.sh).
+# boots the same image with runit as PID 1, noinit=udev with OpenRC and no
+# udevd for busybox mdev (inits/, check-vm.sh).
 # VM_WAYLAND=1 adds wayland/packages.list (sway, foot) to the packages, in a
 # cache of its own (default /var/cache/pam_xdevices-vm-wayland), so that the
 # default image stays as it is and is never pruned for it; it has no

@@ -24,8 +24,9 @@
 # project installed for OpenRC and runit), booted once per init, each boot
 # with its scenarios (inits/xdt-inits-scenarios): OpenRC under sysvinit's
 # inittab (o1, o2), then runit as PID 1 (init=/lib/runit/runit-init: u1,
-# u2); --scenarios takes o*/u* ids, each run in the boot of its init; OUT
-# gets an -inits suffix, a directory per boot.
+# u2), then OpenRC again without udev and with busybox mdev (noinit=udev:
+# m1); --scenarios takes o*/u*/m* ids, each run in the boot of its init;
+# OUT gets an -inits suffix, a directory per boot.
 # VM_TRIPS=N: the round trips' loops of r1 and r2 take N trips each
 # (default 20, and 5 with VM_SUITE=trixie).
 # Env: VM_ALLOW_SKIP=name,... (e.g. xinit-patched-xorg: the patched Xorg is
@@ -41,7 +42,7 @@ scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
 [ "$suite" = bookworm ] || scenarios=r1,r2,s1,s3,t1
 [ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2,w3,w4
-[ "${VM_INITS:-0}" = 0 ] || scenarios=o1,o2,u1,u2
+[ "${VM_INITS:-0}" = 0 ] || scenarios=o1,o2,u1,u2,m1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--srcdir) srcdir=$2; shift 2 ;;
@@ -118,13 +119,13 @@ if [ "${VM_INITS:-0}" = 1 ]; then
 	# one boot per init, one qemu at a time; the summary adds them up
 	rc=0 passed=0 failed=0
 	mkdir -p "$out"
-	# init:id letter:kernel command line
-	for boot in openrc:o: runit:u:init=/lib/runit/runit-init; do
+	# name:id letter:kernel command line
+	for boot in openrc:o: runit:u:init=/lib/runit/runit-init mdev:m:noinit=udev; do
 		init=${boot%%:*} append=${boot#*:*:} id=${boot#*:}
 		id=${id%%:*}
-		list=$(echo "$scenarios" | tr , '\n' | grep -E "^($id[0-9]+|$init-.*)\$" | paste -sd, -)
+		list=$(echo "$scenarios" | tr , '\n' | { grep -E "^(${id}[0-9]+|$init-.*)\$" || true; } | paste -sd, -)
 		[ -n "$list" ] || continue
-		echo "check-vm: boot with $init as the service manager${append:+ ($append)}: $list"
+		echo "check-vm: boot $init${append:+ ($append)}: $list"
 		python3 "$here/run-vm.py" --image "$img" --out "$out/$init" --scenarios "$list" \
 			--allow-skip "$allow_skip" --append "$append" | tee "$out/$init.summary" || rc=1
 		passed=$((passed + $(sed -n 's/^\([0-9]*\) passed.*/\1/p' "$out/$init.summary")))

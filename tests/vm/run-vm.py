@@ -54,6 +54,7 @@ NAMES = {
     "o2": "openrc-shutdown",
     "u1": "runit-service",
     "u2": "runit-shutdown",
+    "m1": "mdev-hotplug",
     "w3": "xorg-libseat",
     "w4": "xlibre-libseat",
 }
