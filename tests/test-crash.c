@@ -232,9 +232,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("crash");
-        TCase *tc = tcase_create("kill");
-        tcase_set_timeout(tc, 120);
-        tcase_add_checked_fixture(tc, fresh, NULL);
+        TCase *tc = h_tcase(s, "kill", 120, fresh, NULL);
         tcase_add_loop_test(tc, test_kill_during_open_then_gc_restores, 0,
                             (int) ELEMENTSOF(open_faults));
         tcase_add_loop_test(tc, test_kill_during_open_then_next_login_restores, 0,
@@ -246,12 +244,15 @@ static Suite *suite(void) {
         tcase_add_loop_test(tc, test_kill_during_close_then_next_login_restores, 0,
                             ELEMENTSOF(close_faults));
         tcase_add_test(tc, test_kill_during_apply_and_gc);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-int main(void) {
+/* the namespace, then the fault-point build's module and helper */
+static int setup_root(void) {
         (void) h_init();
         helper = h_use_fault_build();
-        return h_suite_run(suite());
+        return 0;
 }
+
+H_SUITE(suite, H_ROOT_ONLY)
+H_MAIN((&(const struct h_setup) { setup_root, NULL }))

@@ -373,9 +373,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("faults");
-        TCase *tc = tcase_create("faults");
-        tcase_set_timeout(tc, 120);
-        tcase_add_checked_fixture(tc, fresh, NULL);
+        TCase *tc = h_tcase(s, "faults", 120, fresh, NULL);
         tcase_add_test(tc, test_enospc_on_state_write_grants_nothing);
         tcase_add_test(tc, test_enospc_at_logout_keeps_ledger_until_gc);
         tcase_add_test(tc, test_eio_on_state_write_grants_nothing);
@@ -387,12 +385,15 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_fs_without_acls_refuses_acl_mode);
         tcase_add_test(tc, test_nodes_vanish_and_swap_mid_walk);
         tcase_add_test(tc, test_node_swapped_after_open_is_never_followed);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-int main(void) {
+/* the namespace, then the fault-point build's module and helper */
+static int setup_root(void) {
         (void) h_init();
         helper = h_use_fault_build();
-        return h_suite_run(suite());
+        return 0;
 }
+
+H_SUITE(suite, H_ROOT_ONLY)
+H_MAIN((&(const struct h_setup) { setup_root, NULL }))

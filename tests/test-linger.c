@@ -1535,9 +1535,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("linger");
-        TCase *tc = tcase_create("sweep");
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, fresh, NULL);
+        TCase *tc = h_tcase(s, "sweep", 60, fresh, NULL);
         tcase_add_test(tc, test_warn_logs_holder_and_leaves_it);
         tcase_add_test(tc, test_o_path_fd_is_no_hold);
         tcase_add_test(tc, test_kill_terminates_holder_with_sigterm);
@@ -1562,9 +1560,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_sweep_reads_no_kernel_thread);
         tcase_add_test(tc, test_pid_2_of_a_pid_namespace_is_not_taken_for_kthreadd);
         tcase_add_test(tc, test_proc_of_another_pid_namespace_is_not_trusted);
-        suite_add_tcase(s, tc);
-        TCase *tm = tcase_create("module");
-        tcase_set_timeout(tm, 60);
+        TCase *tm = h_tcase(s, "module", 60, NULL, NULL);
         tcase_add_test(tm, test_logout_kills_lingering_holder_with_kill);
         tcase_add_test(tm, test_logout_leaves_lingering_holder_with_warn);
         tcase_add_test(tm, test_logout_spares_other_users_and_daemons);
@@ -1581,11 +1577,8 @@ static Suite *suite(void) {
         tcase_add_test(tm, test_switch_ends_a_padded_io_uring_holder);
         tcase_add_test(tm, test_switch_waits_for_no_process_to_end);
         tcase_add_test(tm, test_switch_takes_off_sweeps_once_then_grants);
-        suite_add_tcase(s, tm);
         return s;
 }
 
-int main(void) {
-        (void) h_init();
-        return h_suite_run(suite());
-}
+H_SUITE(suite, H_ROOT_ONLY)
+H_MAIN(H_HARNESS)
