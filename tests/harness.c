@@ -325,6 +325,14 @@ int h_init_root(void) {
         return 0;
 }
 
+const char *h_fault_helper;
+
+int h_init_fault_build(void) {
+        (void) h_init();
+        h_fault_helper = h_use_fault_build();
+        return 0;
+}
+
 static void write_proc_self(const char *file, const char *text) {
         char p[64];
         int fd;

@@ -45,6 +45,12 @@ int h_init_userns(void);
 bool h_in_userns(void);
 #define H_HARNESS (&(const struct h_setup) { h_init_root, h_init_userns })
 
+/* The setup of runner.h's H_HARNESS_FAULT, as root only: h_init, then
+ * h_use_fault_build, whose helper it keeps in h_fault_helper. */
+int h_init_fault_build(void);
+extern const char *h_fault_helper;
+#define H_HARNESS_FAULT (&(const struct h_setup) { h_init_fault_build, NULL })
+
 /* For tests of the fault-point build: the module (XDEV_TEST_MODULE) goes
  * into the service files h_fresh writes; returns the fault-point helper
  * (XDEV_TEST_HELPER). Exits 99 if either is not set. */

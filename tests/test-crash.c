@@ -21,10 +21,8 @@
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
-static const char *helper;
-
 static int helper_run(const char *fault, const char *a1, const char *a2, char **ret_out) {
-        const char *argv[] = { helper, "--conf=" H_CONF, a1, a2, NULL };
+        const char *argv[] = { h_fault_helper, "--conf=" H_CONF, a1, a2, NULL };
         char env_fault[128];
         const char *env[] = { "PATH=/usr/bin:/bin", env_fault, NULL };
 
@@ -196,8 +194,8 @@ START_TEST(test_kill_during_apply_and_gc) {
         ck_assert_int_eq(chown("/dev/input/event0", 0, 0), 0);
         char *plugged = h_node_describe("/dev/input/event0");
         {
-                const char *argv[] = { helper, "--conf=" H_CONF, "apply", "/dev/input/event0",
-                                       NULL };
+                const char *argv[] = { h_fault_helper, "--conf=" H_CONF, "apply",
+                                       "/dev/input/event0", NULL };
                 const char *env[] = { "DEVNAME=/dev/input/event0",
                                       "MAJOR=13",
                                       "MINOR=64",
@@ -247,12 +245,5 @@ static Suite *suite(void) {
         return s;
 }
 
-/* the namespace, then the fault-point build's module and helper */
-static int setup_root(void) {
-        (void) h_init();
-        helper = h_use_fault_build();
-        return 0;
-}
-
 H_SUITE(suite, H_ROOT_ONLY)
-H_MAIN((&(const struct h_setup) { setup_root, NULL }))
+H_MAIN(H_HARNESS_FAULT)

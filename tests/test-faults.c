@@ -22,15 +22,13 @@
 #include "harness.h"
 #include "runner.h"
 
-static const char *helper;
-
 static void assert_logged(const char *log, const char *what, const char *when) {
         ck_assert_msg(strstr(log, what) != NULL, "%s: \"%s\" not logged; the log was:\n%s", when,
                       what, log);
 }
 
 static int helper_run(const char *a1, char **ret_out) {
-        const char *argv[] = { helper, "--conf=" H_CONF, a1, NULL };
+        const char *argv[] = { h_fault_helper, "--conf=" H_CONF, a1, NULL };
         const char *env[] = { "PATH=/usr/bin:/bin", NULL };
         return h_run_helper(argv, env, ret_out);
 }
@@ -388,12 +386,5 @@ static Suite *suite(void) {
         return s;
 }
 
-/* the namespace, then the fault-point build's module and helper */
-static int setup_root(void) {
-        (void) h_init();
-        helper = h_use_fault_build();
-        return 0;
-}
-
 H_SUITE(suite, H_ROOT_ONLY)
-H_MAIN((&(const struct h_setup) { setup_root, NULL }))
+H_MAIN(H_HARNESS_FAULT)
