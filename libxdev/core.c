@@ -294,6 +294,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         struct xdev_txn t;
         int r;
 
+        XDEV_ASSERT(ctx && login && login->pid > 0);
         if (!xdev_name_is_valid(login->user, XDEV_NAME_MAX) ||
             !xdev_name_is_valid(login->service, XDEV_NAME_MAX) || login->vt < 1 ||
             login->vt > XDEV_VT_MAX)
@@ -362,6 +363,7 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
         bool lost = false;
         int r, reaped;
 
+        XDEV_ASSERT(ctx && pid > 0);
         r = xdev_txn_begin(ctx, &t);
         if (r < 0)
                 return r;
@@ -410,6 +412,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         struct xdev_txn t;
         int r, reaped;
 
+        XDEV_ASSERT(ctx && path && (unsigned) class < _XDEV_CLASS_MAX);
         if (class == XDEV_CLASS_VT || !xdev_path_is_valid(path))
                 return -EINVAL;
         /* A broken config grants nothing new and decides nothing: the holder
@@ -461,6 +464,7 @@ int xdev_device_forget(struct xdev_ctx *ctx, const char *path) {
         ssize_t idx;
         int r;
 
+        XDEV_ASSERT(ctx && path);
         if (!xdev_path_is_valid(path))
                 return -EINVAL;
         r = xdev_txn_begin(ctx, &t);
@@ -486,6 +490,7 @@ int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost) {
         struct xdev_txn t;
         int r, reaped;
 
+        XDEV_ASSERT(ctx && ret_lost);
         *ret_lost = 0;
         r = xdev_txn_begin(ctx, &t);
         if (r < 0)
@@ -534,6 +539,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
         bool changed;
         int r, reaped;
 
+        XDEV_ASSERT(ctx);
         if (ret) {
                 ret->bin.n = 0;
                 ret->waits = NULL;
@@ -1113,6 +1119,7 @@ int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
         struct xdev_txn t;
         int r;
 
+        XDEV_ASSERT(ctx && ret);
         *ret = (struct xdev_status) { 0 };
         r = xdev_txn_open(ctx, &t); /* a lost state's grants are reported, not put back */
         if (r < 0)

@@ -70,6 +70,7 @@ int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_clas
         size_t dlen;
         int dfd, fd, r;
 
+        XDEV_ASSERT(cache && path && ret_fd && ret_st && (unsigned) class < _XDEV_CLASS_MAX);
         if (!xdev_path_is_valid(path) || strlen(path) >= sizeof cache->path)
                 return -EINVAL;
         base = strrchr(path, '/') + 1;
@@ -125,6 +126,7 @@ int xdev_node_snapshot(int fd, const struct stat *st, struct xdev_node *n) {
         char p[32], *text = NULL;
         acl_t acl;
 
+        XDEV_ASSERT(fd >= 0 && st && n && n->path && (unsigned) n->class < _XDEV_CLASS_MAX);
         fd_path(fd, p);
         acl = acl_get_file(p, ACL_TYPE_ACCESS);
         if (!acl) {

@@ -191,6 +191,7 @@ void xdev_state_remove_node(struct xdev_state *state, size_t index) {
 }
 
 void xdev_state_elect(struct xdev_state *state, int active_vt) {
+        XDEV_ASSERT(state);
         if (!state->follow && state->has_holder && xdev_state_uid_has_session(state, state->holder))
                 return;
         state->has_holder = false;

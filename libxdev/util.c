@@ -153,6 +153,13 @@ fail:
         return r;
 }
 
+#ifdef XDEV_ASSERTIONS
+void xdev_assert_failed(const char *cond, const char *file, int line, const char *func) {
+        fprintf(stderr, "%s:%d: %s: precondition failed: %s\n", file, line, func, cond);
+        abort();
+}
+#endif
+
 #ifdef XDEV_FAULT_POINTS
 /* XDEV_FAULT=name:action[@N] (see util.h). Test builds only. */
 int xdev_fault_point(const char *name) {

@@ -53,6 +53,18 @@ int xdev_read_file(int fd, size_t size, const char *fault, char **ret);
  * bytes read or -errno. */
 int xdev_read_small(int dirfd, const char *path, char *buf, size_t size);
 
+/* The preconditions the header comments of the public functions state,
+ * checked in test builds only (-DXDEV_ASSERTIONS: libxdev-test.la, which
+ * the tests link): a failed one says where and what on stderr and aborts.
+ * Elsewhere COND is not evaluated (it is still compiled). */
+#ifdef XDEV_ASSERTIONS
+_Noreturn void xdev_assert_failed(const char *cond, const char *file, int line, const char *func);
+#define XDEV_ASSERT(cond) \
+        ((cond) ? (void) 0 : xdev_assert_failed(#cond, __FILE__, __LINE__, __func__))
+#else
+#define XDEV_ASSERT(cond) ((void) sizeof(!(cond)))
+#endif
+
 /* Fault points for crash-consistency tests; compiled out of release builds. */
 /* XDEV_FAULT=NAME:ACTION[@N] acts at the Nth (default first) time NAME is
  * reached: "kill", "abort", "stop" (SIGSTOP, then go on), or an errno name

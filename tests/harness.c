@@ -101,11 +101,44 @@ bool h_vt_is_free(int vt) {
         return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* Whether this is h_init_userns's namespace: no device node, no VT. */
+static bool userns;
+
+/* As any user (h_init_userns): a tmpfs /dev with the host's null, zero,
+ * urandom and tty bound in (no mknod in a user namespace) and no device
+ * node of a test; made at H_ROOT/dev, then moved over /dev. */
+static void make_dev_userns(void) {
+        static const char *const bound[] = { "null", "zero", "urandom", "tty" };
+        char p[64], host[32];
+
+        (void) umount2("/dev", MNT_DETACH); /* ours; the host's is locked */
+        if (mkdir(H_ROOT "/dev", 0755) < 0 && errno != EEXIST)
+                die("mkdir " H_ROOT "/dev");
+        if (mount("xdevtest", H_ROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755") < 0)
+                die("mount " H_ROOT "/dev");
+        if (mkdir(H_ROOT "/dev/dri", 0755) < 0 || mkdir(H_ROOT "/dev/input", 0755) < 0 ||
+            mkdir(H_ROOT "/dev/pts", 0755) < 0)
+                die("mkdir");
+        for (size_t i = 0; i < sizeof bound / sizeof bound[0]; i++) {
+                (void) snprintf(p, sizeof p, H_ROOT "/dev/%s", bound[i]);
+                (void) snprintf(host, sizeof host, "/dev/%s", bound[i]);
+                h_write_file(p, "", 0666, 0);
+                if (mount(host, p, NULL, MS_BIND, NULL) < 0)
+                        die(host);
+        }
+        if (mount(H_ROOT "/dev", "/dev", NULL, MS_MOVE, NULL) < 0)
+                die("move /dev");
+}
+
 static void make_dev(void) {
         char p[32];
         gid_t tty = group_id("tty", 5), video = group_id("video", 44),
               render = group_id("render", 108), input = group_id("input", 105);
 
+        if (userns) {
+                make_dev_userns();
+                return;
+        }
         (void) umount2("/dev", MNT_DETACH);
         if (mount("xdevtest", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755") < 0)
                 die("mount /dev");
@@ -138,6 +171,8 @@ static void make_sys_char(void) {
         char p[64];
         struct stat st;
 
+        if (userns)
+                return; /* no node: no uevent file */
         (void) umount2("/sys/dev/char", MNT_DETACH);
         if (mount("xdevtest", "/sys/dev/char", "tmpfs", MS_NOSUID | MS_NOEXEC | MS_NODEV,
                   "mode=0755") < 0)
@@ -206,6 +241,25 @@ void h_set_active_vt(int vt) {
 
 int h_lock_waited;
 
+/* In a new mount namespace: makes it private, a tmpfs /run with H_ROOT
+ * (the PAM service files, the test users' passwd bound over /etc/passwd)
+ * and the active VT's file. */
+static void make_run(void) {
+        const char *step = NULL;
+        int r = h_mounts_make_private(&step);
+
+        if (r < 0) {
+                errno = -r;
+                die(step);
+        }
+        if (mount("xdevtest", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+                die("mount /run");
+        if (mkdir(H_ROOT, 0755) < 0 || mkdir(H_PAMDIR, 0755) < 0)
+                die("mkdir " H_ROOT);
+        add_users();
+        h_write_file(H_ROOT "/active", "tty1\n", 0644, 0);
+}
+
 int h_init(void) {
         if (geteuid() != 0) {
                 fprintf(stderr, "not root: skipping\n");
@@ -247,20 +301,7 @@ int h_init(void) {
                 die("SIGPIPE");
         if (unshare(CLONE_NEWNS) < 0)
                 die("unshare");
-        {
-                const char *step = NULL;
-                int r = h_mounts_make_private(&step);
-                if (r < 0) {
-                        errno = -r;
-                        die(step);
-                }
-        }
-        if (mount("xdevtest", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-                die("mount /run");
-        if (mkdir(H_ROOT, 0755) < 0 || mkdir(H_PAMDIR, 0755) < 0)
-                die("mkdir " H_ROOT);
-        add_users();
-        h_write_file(H_ROOT "/active", "tty1\n", 0644, 0);
+        make_run();
         if (mount(H_ROOT "/active", "/sys/class/tty/tty0/active", NULL, MS_BIND, NULL) < 0)
                 die("bind active");
         make_dev();
@@ -277,6 +318,60 @@ int h_init(void) {
         }
         fprintf(stderr, "harness: no %d free VTs between 20 and 63\n", H_N_VTS);
         exit(99);
+}
+
+int h_init_root(void) {
+        (void) h_init();
+        return 0;
+}
+
+const char *h_fault_helper;
+
+int h_init_fault_build(void) {
+        (void) h_init();
+        h_fault_helper = h_use_fault_build();
+        return 0;
+}
+
+static void write_proc_self(const char *file, const char *text) {
+        char p[64];
+        int fd;
+
+        (void) snprintf(p, sizeof p, "/proc/self/%s", file);
+        fd = open(p, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t) strlen(text))
+                die(p);
+        (void) close(fd);
+}
+
+int h_init_userns(void) {
+        char map[64];
+        uid_t uid = geteuid();
+        gid_t gid = getegid();
+
+        if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+                die("SIGPIPE");
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
+                fprintf(stderr, "harness: no user namespace (%s): skipping\n", strerror(errno));
+                return 77;
+        }
+        /* this user is root in the namespace, as the files the module
+         * trusts (its config, the service file) must be root's */
+        write_proc_self("setgroups", "deny");
+        (void) snprintf(map, sizeof map, "0 %u 1\n", (unsigned) uid);
+        write_proc_self("uid_map", map);
+        (void) snprintf(map, sizeof map, "0 %u 1\n", (unsigned) gid);
+        write_proc_self("gid_map", map);
+        userns = true;
+        make_run();
+        make_dev();
+        /* no VT is used: these numbers name none in this /dev */
+        h_vt = 20;
+        return 0;
+}
+
+bool h_in_userns(void) {
+        return userns;
 }
 
 const char *h_use_fault_build(void) {
@@ -555,7 +650,7 @@ static void child_session(const char *user, int vt, const struct h_opts *o, int 
         int ttyfd = -1;
 
         (void) snprintf(path, sizeof path, "/dev/tty%d", vt);
-        if (o->no_ctty)
+        if (o->no_ctty || userns) /* h_init_userns: there is no VT */
                 (void) setsid();
         else {
                 ttyfd = h_vt_lead(vt, false);

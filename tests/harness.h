@@ -32,6 +32,25 @@ int h_init(void);
 extern int h_vt;          /* first test VT */
 extern int h_lock_waited; /* seconds h_init waited for the test lock (H_LOCK_WAIT) */
 
+/* The two setups of runner.h's H_HARNESS. h_init_root: h_init. h_init_userns,
+ * as any user: an unprivileged user and mount namespace in which this user
+ * is root, with a private /run (H_ROOT, the test users, the PAM service
+ * files), a tmpfs /dev with only null, zero, urandom and tty (no mknod
+ * there) and a syslog at /dev/log; no VT: a session child has no
+ * controlling tty, h_vt names a VT that is not there. Returns 0, or 77 when
+ * user namespaces are not allowed. */
+int h_init_root(void);
+int h_init_userns(void);
+/* Whether the tests run in h_init_userns's namespace. */
+bool h_in_userns(void);
+#define H_HARNESS (&(const struct h_setup) { h_init_root, h_init_userns })
+
+/* The setup of runner.h's H_HARNESS_FAULT, as root only: h_init, then
+ * h_use_fault_build, whose helper it keeps in h_fault_helper. */
+int h_init_fault_build(void);
+extern const char *h_fault_helper;
+#define H_HARNESS_FAULT (&(const struct h_setup) { h_init_fault_build, NULL })
+
 /* For tests of the fault-point build: the module (XDEV_TEST_MODULE) goes
  * into the service files h_fresh writes; returns the fault-point helper
  * (XDEV_TEST_HELPER). Exits 99 if either is not set. */

@@ -532,11 +532,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("adversarial");
-        TCase *tc = tcase_create("adversarial");
-        tcase_set_timeout(tc, 180);
-        tcase_add_checked_fixture(tc, fresh, count_cases);
-        tcase_add_test(tc, test_pam_tty_spellings_are_ignored);
-        tcase_add_test(tc, test_remote_hosts_are_ignored);
+        TCase *tc = h_tcase(s, "adversarial", 180, fresh, count_cases);
         tcase_add_test(tc, test_su_sudo_runuser_grant_nothing);
         tcase_add_test(tc, test_planted_xdg_does_not_choose_the_vt);
         tcase_add_test(tc, test_impostor_nodes_are_not_touched);
@@ -547,11 +543,11 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_planted_state_is_refused);
         tcase_add_test(tc, test_planted_state_tmp_is_not_followed);
         tcase_add_test(tc, test_edited_ledger_cannot_aim_at_other_files);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-int main(void) {
+/* the namespace, the nodes watched, the helper */
+static int setup_root(void) {
         h_init();
         collect_nodes();
         helper = getenv("XDEV_HELPER");
@@ -560,7 +556,34 @@ int main(void) {
                 return 99;
         }
         (void) unlink(H_ROOT "/cases");
-        int failed = h_suite_run(suite());
+        return 0;
+}
+
+/* The PAM items refused before any node is looked at: as any user too. */
+static Suite *items_suite(void) {
+        Suite *s = suite_create("adversarial PAM items");
+        TCase *tc = h_tcase(s, "items", 180, fresh, count_cases);
+        tcase_add_test(tc, test_pam_tty_spellings_are_ignored);
+        tcase_add_test(tc, test_remote_hosts_are_ignored);
+        return s;
+}
+
+static int setup_user(void) {
+        int r = h_init_userns();
+        if (r == 0) {
+                collect_nodes();
+                (void) unlink(H_ROOT "/cases");
+        }
+        return r;
+}
+
+H_SUITE(suite, H_ROOT_ONLY)
+H_SUITE(items_suite, H_USERNS)
+
+int main(void) {
+        int failed = h_suites_run(&(const struct h_setup) { setup_root, setup_user });
+        if (failed > 1) /* skipped, or the setup failed */
+                return failed;
         unsigned total = 0, k;
         FILE *f = fopen(H_ROOT "/cases", "r");
         while (f && fscanf(f, "%u", &k) == 1)

@@ -312,7 +312,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("conf");
-        TCase *tc = tcase_create("parse");
+        TCase *tc = h_tcase(s, "parse", 0, NULL, NULL);
         tcase_add_test(tc, test_defaults);
         tcase_add_test(tc, test_every_key);
         tcase_add_test(tc, test_malformed_leaves_config_untouched);
@@ -323,8 +323,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_read_file_refuses_a_file_that_changed);
         tcase_add_test(tc, test_shipped_conf_shows_the_defaults);
         tcase_add_test(tc, test_shipped_conf_names_every_lingering_policy);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-H_CHECK_MAIN(suite)
+H_SUITE(suite, H_ANY_USER)
+H_MAIN(NULL)

@@ -21,10 +21,8 @@
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
-static const char *helper;
-
 static int helper_run(const char *fault, const char *a1, const char *a2, char **ret_out) {
-        const char *argv[] = { helper, "--conf=" H_CONF, a1, a2, NULL };
+        const char *argv[] = { h_fault_helper, "--conf=" H_CONF, a1, a2, NULL };
         char env_fault[128];
         const char *env[] = { "PATH=/usr/bin:/bin", env_fault, NULL };
 
@@ -196,8 +194,8 @@ START_TEST(test_kill_during_apply_and_gc) {
         ck_assert_int_eq(chown("/dev/input/event0", 0, 0), 0);
         char *plugged = h_node_describe("/dev/input/event0");
         {
-                const char *argv[] = { helper, "--conf=" H_CONF, "apply", "/dev/input/event0",
-                                       NULL };
+                const char *argv[] = { h_fault_helper, "--conf=" H_CONF, "apply",
+                                       "/dev/input/event0", NULL };
                 const char *env[] = { "DEVNAME=/dev/input/event0",
                                       "MAJOR=13",
                                       "MINOR=64",
@@ -232,9 +230,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("crash");
-        TCase *tc = tcase_create("kill");
-        tcase_set_timeout(tc, 120);
-        tcase_add_checked_fixture(tc, fresh, NULL);
+        TCase *tc = h_tcase(s, "kill", 120, fresh, NULL);
         tcase_add_loop_test(tc, test_kill_during_open_then_gc_restores, 0,
                             (int) ELEMENTSOF(open_faults));
         tcase_add_loop_test(tc, test_kill_during_open_then_next_login_restores, 0,
@@ -246,12 +242,8 @@ static Suite *suite(void) {
         tcase_add_loop_test(tc, test_kill_during_close_then_next_login_restores, 0,
                             ELEMENTSOF(close_faults));
         tcase_add_test(tc, test_kill_during_apply_and_gc);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-int main(void) {
-        (void) h_init();
-        helper = h_use_fault_build();
-        return h_suite_run(suite());
-}
+H_SUITE(suite, H_ROOT_ONLY)
+H_MAIN(H_HARNESS_FAULT)

@@ -52,14 +52,13 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("dlopen");
-        TCase *tc = tcase_create("module");
         /* a hang guard, not a timing: nm under make check-stress's load
          * (busy loops beside two guests) passed check's default 4 s */
-        tcase_set_timeout(tc, 60);
+        TCase *tc = h_tcase(s, "module", 60, NULL, NULL);
         tcase_add_test(tc, test_loads_with_now);
         tcase_add_test(tc, test_exports_only_entry_points);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-H_CHECK_MAIN(suite)
+H_SUITE(suite, H_ANY_USER)
+H_MAIN(NULL)

@@ -22,15 +22,13 @@
 #include "harness.h"
 #include "runner.h"
 
-static const char *helper;
-
 static void assert_logged(const char *log, const char *what, const char *when) {
         ck_assert_msg(strstr(log, what) != NULL, "%s: \"%s\" not logged; the log was:\n%s", when,
                       what, log);
 }
 
 static int helper_run(const char *a1, char **ret_out) {
-        const char *argv[] = { helper, "--conf=" H_CONF, a1, NULL };
+        const char *argv[] = { h_fault_helper, "--conf=" H_CONF, a1, NULL };
         const char *env[] = { "PATH=/usr/bin:/bin", NULL };
         return h_run_helper(argv, env, ret_out);
 }
@@ -373,9 +371,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("faults");
-        TCase *tc = tcase_create("faults");
-        tcase_set_timeout(tc, 120);
-        tcase_add_checked_fixture(tc, fresh, NULL);
+        TCase *tc = h_tcase(s, "faults", 120, fresh, NULL);
         tcase_add_test(tc, test_enospc_on_state_write_grants_nothing);
         tcase_add_test(tc, test_enospc_at_logout_keeps_ledger_until_gc);
         tcase_add_test(tc, test_eio_on_state_write_grants_nothing);
@@ -387,12 +383,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_fs_without_acls_refuses_acl_mode);
         tcase_add_test(tc, test_nodes_vanish_and_swap_mid_walk);
         tcase_add_test(tc, test_node_swapped_after_open_is_never_followed);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-int main(void) {
-        (void) h_init();
-        helper = h_use_fault_build();
-        return h_suite_run(suite());
-}
+H_SUITE(suite, H_ROOT_ONLY)
+H_MAIN(H_HARNESS_FAULT)

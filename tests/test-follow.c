@@ -1964,9 +1964,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("follow");
-        TCase *tc = tcase_create("daemon");
-        tcase_set_timeout(tc, 120);
-        tcase_add_checked_fixture(tc, fresh, teardown);
+        TCase *tc = h_tcase(s, "daemon", 120, fresh, teardown);
         tcase_add_test(tc, test_shared_devices_follow_the_vt_in_front);
         tcase_add_test(tc, test_switch_finds_a_holder_that_left_the_uid);
         tcase_add_test(tc, test_switch_reads_a_process_over_the_budget_after_the_lock);
@@ -1994,13 +1992,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_holder_on_a_text_mode_vt_is_not_announced);
         tcase_add_test(tc, test_holder_switched_away_before_the_look_is_not_announced);
         tcase_add_test(tc, test_grant_delay_holds_the_new_grant_back);
-        tcase_add_test(tc, test_grant_delay_refuses_bad_values);
-        tcase_add_test(tc, test_missing_or_broken_conf_is_refused);
-        suite_add_tcase(s, tc);
 
-        TCase *tn = tcase_create("counting");
-        tcase_set_timeout(tn, 60);
-        tcase_add_checked_fixture(tn, fresh, teardown);
+        TCase *tn = h_tcase(s, "counting", 60, fresh, teardown);
         tcase_add_test(tn, test_su_to_oneself_never_counts);
         tcase_add_test(tn, test_zombie_leader_is_reaped);
         tcase_add_test(tn, test_util_linux_login_counts_while_its_child_leads_the_vt);
@@ -2011,11 +2004,33 @@ static Suite *suite(void) {
         tcase_add_test(tn, test_apply_with_broken_config_changes_nothing);
         tcase_add_test(tn, test_gc_keeps_the_owner_login_gave_the_vt);
         tcase_add_test(tn, test_hard_linked_node_is_restored);
-        suite_add_tcase(s, tn);
         return s;
 }
 
-int main(void) {
-        (void) h_init();
-        return h_suite_run(suite());
+/* What the daemon refuses at its start (options, config): as any user too,
+ * where there is no VT to set a mode on. */
+static void fresh_any(void) {
+        if (h_in_userns())
+                h_fresh(NULL, NULL);
+        else
+                fresh();
 }
+
+static void teardown_any(void) {
+        if (!h_in_userns())
+                teardown();
+        else if (daemon_pid > 0)
+                (void) daemon_stop(SIGKILL);
+}
+
+static Suite *refusals_suite(void) {
+        Suite *s = suite_create("follow refusals");
+        TCase *tc = h_tcase(s, "refusals", 60, fresh_any, teardown_any);
+        tcase_add_test(tc, test_grant_delay_refuses_bad_values);
+        tcase_add_test(tc, test_missing_or_broken_conf_is_refused);
+        return s;
+}
+
+H_SUITE(suite, H_ROOT_ONLY)
+H_SUITE(refusals_suite, H_USERNS)
+H_MAIN(H_HARNESS)

@@ -992,9 +992,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("helper");
-        TCase *tc = tcase_create("udev");
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, fresh, NULL);
+        TCase *tc = h_tcase(s, "udev", 60, fresh, NULL);
         tcase_add_test(tc, test_hotplug_during_session_is_granted_then_restored);
         tcase_add_test(tc, test_no_session_nothing_granted);
         tcase_add_test(tc, test_spoofed_and_odd_events_are_refused);
@@ -1016,19 +1014,21 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_reset_revoke_cuts_off_without_killing);
         tcase_add_test(tc, test_reset_says_what_it_took_and_forgot);
         tcase_add_test(tc, test_status_without_active_vt_says_unknown);
-        tcase_add_test(tc, test_usage_error_names_the_word);
-        suite_add_tcase(s, tc);
-        tc = tcase_create("mdev");
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, fresh, NULL);
+        tc = h_tcase(s, "mdev", 60, fresh, NULL);
         tcase_add_test(tc, test_mdev_hotplug_during_session_is_granted_then_restored);
         tcase_add_test(tc, test_mdev_hostile_or_foreign_events_change_nothing);
         tcase_add_test(tc, test_mdev_conf_lines_under_busybox_mdev);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-int main(void) {
-        (void) h_init();
-        return h_suite_run(suite());
+/* What the helper refuses on its command line alone: as any user too. */
+static Suite *usage_suite(void) {
+        Suite *s = suite_create("helper usage");
+        TCase *tc = h_tcase(s, "usage", 60, fresh, NULL);
+        tcase_add_test(tc, test_usage_error_names_the_word);
+        return s;
 }
+
+H_SUITE(suite, H_ROOT_ONLY)
+H_SUITE(usage_suite, H_USERNS)
+H_MAIN(H_HARNESS)

@@ -107,56 +107,75 @@ static struct holder holder_start(const char *path, uid_t uid, bool ignore_term)
 
 /* A holder with real, effective and saved uid R, E, S: E = S = 0 and R the
  * user is a setuid-root program the user started. */
-static struct holder holder_start_ids(const char *path, uid_t r, uid_t e, uid_t sv) {
-        struct holder h = { 0 };
-        int p[2];
-        char c;
+struct ids_arg {
+        const char *path;
+        uid_t r, e, s;
+};
 
-        ck_assert_int_eq(pipe(p), 0);
-        h.pid = fork();
-        ck_assert_int_ge(h.pid, 0);
-        if (h.pid == 0) {
-                if (path && open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
-                        _exit(10);
-                /* not check's handler, which signals the test's process
-                 * group: with euid 0 it would be allowed to */
-                (void) signal(SIGTERM, SIG_DFL);
-                if (setgroups(0, NULL) < 0 || setresuid(r, e, sv) < 0)
-                        _exit(11);
-                (void) write(p[1], "r", 1);
-                for (;;)
-                        pause();
-        }
-        (void) close(p[1]);
-        ck_assert_msg(read(p[0], &c, 1) == 1, "holder %u/%u/%u did not start", (unsigned) r,
-                      (unsigned) e, (unsigned) sv);
-        (void) close(p[0]);
+static int open_then_take_ids(void *data) {
+        const struct ids_arg *a = data;
+        if (a->path && open(a->path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                return 10;
+        return setgroups(0, NULL) < 0 || setresuid(a->r, a->e, a->s) < 0 ? 11 : 0;
+}
+
+static struct holder holder_start_ids(const char *path, uid_t r, uid_t e, uid_t sv) {
+        struct ids_arg a = { path, r, e, sv };
+        /* uid 0: the holder keeps the ids its setup took */
+        struct holder h = { .pid = h_holder_spawn(open_then_take_ids, &a, 0, false) };
+
+        ck_assert_msg(h.pid > 0, "holder %u/%u/%u did not start", (unsigned) r, (unsigned) e,
+                      (unsigned) sv);
         return h;
 }
 
 /* A process of UID whose only reference to PATH is an O_PATH fd: it can
  * neither read nor ioctl through it. */
-static struct holder holder_start_opath(const char *path, uid_t uid) {
-        struct holder h = { 0 };
-        int p[2];
-        char c;
+static int open_o_path(void *data) {
+        return open(data, O_PATH | O_NOFOLLOW | O_CLOEXEC) < 0 ? 10 : 0;
+}
 
-        ck_assert_int_eq(pipe(p), 0);
-        h.pid = fork();
-        ck_assert_int_ge(h.pid, 0);
-        if (h.pid == 0) {
-                (void) signal(SIGTERM, SIG_DFL);
-                if (open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC) < 0 || setgroups(0, NULL) < 0 ||
-                    setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-                        _exit(10);
-                (void) write(p[1], "r", 1);
-                for (;;)
-                        pause();
-        }
-        (void) close(p[1]);
-        ck_assert_msg(read(p[0], &c, 1) == 1, "O_PATH holder did not start");
-        (void) close(p[0]);
+static struct holder holder_start_opath(const char *path, uid_t uid) {
+        struct holder h = { .pid = h_holder_spawn(open_o_path, (void *) path, uid, false) };
+
+        ck_assert_msg(h.pid > 0, "O_PATH holder did not start");
         return h;
+}
+
+struct uring_arg {
+        const char *path;
+        unsigned pad;
+};
+
+static int register_in_ring(void *data) {
+        const struct uring_arg *a = data;
+        struct io_uring_params params = { 0 };
+        struct rlimit rl = { a->pad + 64, a->pad + 64 };
+        struct rlimit now;
+        int r = 12;
+
+        if (getrlimit(RLIMIT_NOFILE, &now) == 0 && rl.rlim_max < now.rlim_max)
+                rl.rlim_max = now.rlim_max;
+        int *files = calloc(a->pad + 1, sizeof *files);
+        /* a table may not be larger than RLIMIT_NOFILE */
+        if (a->pad + 64 > 1024)
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+        int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        int fd = open(a->path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        if (files && ring >= 0 && null >= 0 && fd >= 0) {
+                for (unsigned i = 0; i < a->pad; i++)
+                        files[i] = null;
+                files[a->pad] = fd;
+                if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, files,
+                            a->pad + 1) == 0) {
+                        (void) close(fd);
+                        (void) close(null);
+                        r = 0;
+                }
+        }
+        free(files);
+        return r;
 }
 
 /* A process whose only reference to PATH is an io_uring registered file,
@@ -165,57 +184,10 @@ static struct holder holder_start_opath(const char *path, uid_t uid) {
  * io_uring is unavailable. */
 static struct holder holder_start_uring_padded(const char *path, uid_t uid, unsigned pad,
                                                bool ignore_term) {
-        struct holder h = { 0 };
-        int p[2];
-        char c;
+        struct uring_arg a = { path, pad };
+        pid_t pid = h_holder_spawn(register_in_ring, &a, uid, ignore_term);
 
-        ck_assert_int_eq(pipe(p), 0);
-        h.pid = fork();
-        ck_assert_int_ge(h.pid, 0);
-        if (h.pid == 0) {
-                struct io_uring_params params = { 0 };
-                struct rlimit rl = { pad + 64, pad + 64 };
-                struct rlimit now;
-                if (getrlimit(RLIMIT_NOFILE, &now) == 0 && rl.rlim_max < now.rlim_max)
-                        rl.rlim_max = now.rlim_max;
-                int *files = calloc(pad + 1, sizeof *files);
-                (void) signal(SIGTERM, ignore_term ? SIG_IGN : SIG_DFL);
-                /* a table may not be larger than RLIMIT_NOFILE */
-                if (pad + 64 > 1024)
-                        (void) setrlimit(RLIMIT_NOFILE, &rl);
-                int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
-                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-                int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
-                c = 'x';
-                if (files && ring >= 0 && null >= 0 && fd >= 0) {
-                        for (unsigned i = 0; i < pad; i++)
-                                files[i] = null;
-                        files[pad] = fd;
-                        if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, files,
-                                    pad + 1) == 0) {
-                                (void) close(fd);
-                                (void) close(null);
-                                c = 'r';
-                        }
-                }
-                free(files);
-                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-                    setresuid(uid, uid, uid) < 0)
-                        c = 'x';
-                (void) write(p[1], &c, 1);
-                if (c != 'r')
-                        _exit(12);
-                for (;;)
-                        pause();
-        }
-        (void) close(p[1]);
-        ck_assert_int_eq(read(p[0], &c, 1), 1);
-        (void) close(p[0]);
-        if (c != 'r') {
-                (void) waitpid(h.pid, NULL, 0);
-                h.pid = 0;
-        }
-        return h;
+        return (struct holder) { .pid = pid > 0 ? pid : 0 };
 }
 
 static struct holder holder_start_uring(const char *path, uid_t uid) {
@@ -560,36 +532,30 @@ static char busy_ring_setup(const char *path, uid_t uid, struct busy_ring *b) {
         return 'r';
 }
 
-static struct holder holder_start_busy_ring(const char *path, uid_t uid) {
-        struct holder h = { 0 };
-        int p[2];
-        char c;
+struct busy_ring_arg {
+        const char *path;
+        uid_t uid;
+};
 
-        ck_assert_int_eq(pipe(p), 0);
-        h.pid = fork();
-        ck_assert_int_ge(h.pid, 0);
-        if (h.pid == 0) {
-                struct busy_ring b;
-                pthread_t t;
-                (void) signal(SIGTERM, SIG_DFL);
-                c = busy_ring_setup(path, uid, &b);
-                if (c == 'r' && pthread_create(&t, NULL, thread_stall_ring, &b) != 0)
-                        c = 'x';
-                (void) usleep(100 * 1000); /* the thread in its copy */
-                (void) write(p[1], &c, 1);
-                if (c != 'r')
-                        _exit(12);
-                for (;;)
-                        pause();
-        }
-        (void) close(p[1]);
-        ck_assert_int_eq(read(p[0], &c, 1), 1);
-        (void) close(p[0]);
-        if (c != 'r') {
-                (void) waitpid(h.pid, NULL, 0);
-                h.pid = 0;
-        }
-        return h;
+static int stall_a_ring(void *data) {
+        const struct busy_ring_arg *a = data;
+        static struct busy_ring b; /* the thread's after this returns */
+        pthread_t t;
+
+        if (busy_ring_setup(a->path, a->uid, &b) != 'r' ||
+            pthread_create(&t, NULL, thread_stall_ring, &b) != 0)
+                return 12;
+        (void) usleep(100 * 1000); /* the thread in its copy */
+        return 0;
+}
+
+/* Returns pid 0 when io_uring or userfaultfd is unavailable. */
+static struct holder holder_start_busy_ring(const char *path, uid_t uid) {
+        /* uid 0: busy_ring_setup takes UID itself, before the thread */
+        struct busy_ring_arg a = { path, uid };
+        pid_t pid = h_holder_spawn(stall_a_ring, &a, 0, false);
+
+        return (struct holder) { .pid = pid > 0 ? pid : 0 };
 }
 
 /* A ring whose fdinfo lists nothing because its lock is held is unknown,
@@ -662,41 +628,40 @@ static void *thread_own_table(void *data) {
         return NULL;
 }
 
+struct tables_arg {
+        const char *path;
+        unsigned threads, fds;
+};
+
+static int open_in_tables(void *data) {
+        const struct tables_arg *t = data;
+        struct rlimit rl = { t->fds + 64, t->fds + 64 };
+        /* static: the threads read it after this returns */
+        static struct own_tables_arg a;
+        int ready[2];
+        char c;
+
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || pipe(ready) < 0 ||
+            open(t->path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                return 10;
+        a = (struct own_tables_arg) { .fds = t->fds, .ready = ready[1] };
+        for (unsigned i = 0; i < t->threads; i++) {
+                pthread_t th;
+                if (pthread_create(&th, NULL, thread_own_table, &a) != 0 ||
+                    read(ready[0], &c, 1) != 1 || c != 'r')
+                        return 11;
+        }
+        return 0;
+}
+
 /* A holder of PATH (in its main table) with THREADS threads, each with a
  * table of its own of FDS more files. */
 static struct holder holder_start_tables(const char *path, uid_t uid, unsigned threads,
                                          unsigned fds) {
-        struct holder h = { 0 };
-        int p[2];
-        char c;
+        struct tables_arg a = { path, threads, fds };
+        struct holder h = { .pid = h_holder_spawn(open_in_tables, &a, uid, false) };
 
-        ck_assert_int_eq(pipe(p), 0);
-        h.pid = fork();
-        ck_assert_int_ge(h.pid, 0);
-        if (h.pid == 0) {
-                struct rlimit rl = { fds + 64, fds + 64 };
-                int ready[2];
-                (void) signal(SIGTERM, SIG_DFL);
-                if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || pipe(ready) < 0 ||
-                    open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
-                        _exit(10);
-                struct own_tables_arg a = { .fds = fds, .ready = ready[1] };
-                for (unsigned i = 0; i < threads; i++) {
-                        pthread_t t;
-                        if (pthread_create(&t, NULL, thread_own_table, &a) != 0 ||
-                            read(ready[0], &c, 1) != 1 || c != 'r')
-                                _exit(11);
-                }
-                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-                    setresuid(uid, uid, uid) < 0)
-                        _exit(12);
-                (void) write(p[1], "r", 1);
-                for (;;)
-                        pause();
-        }
-        (void) close(p[1]);
-        ck_assert_msg(read(p[0], &c, 1) == 1, "holder with %u tables did not start", threads);
-        (void) close(p[0]);
+        ck_assert_msg(h.pid > 0, "holder with %u tables did not start", threads);
         return h;
 }
 
@@ -1535,9 +1500,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("linger");
-        TCase *tc = tcase_create("sweep");
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, fresh, NULL);
+        TCase *tc = h_tcase(s, "sweep", 60, fresh, NULL);
         tcase_add_test(tc, test_warn_logs_holder_and_leaves_it);
         tcase_add_test(tc, test_o_path_fd_is_no_hold);
         tcase_add_test(tc, test_kill_terminates_holder_with_sigterm);
@@ -1562,9 +1525,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_sweep_reads_no_kernel_thread);
         tcase_add_test(tc, test_pid_2_of_a_pid_namespace_is_not_taken_for_kthreadd);
         tcase_add_test(tc, test_proc_of_another_pid_namespace_is_not_trusted);
-        suite_add_tcase(s, tc);
-        TCase *tm = tcase_create("module");
-        tcase_set_timeout(tm, 60);
+        TCase *tm = h_tcase(s, "module", 60, NULL, NULL);
         tcase_add_test(tm, test_logout_kills_lingering_holder_with_kill);
         tcase_add_test(tm, test_logout_leaves_lingering_holder_with_warn);
         tcase_add_test(tm, test_logout_spares_other_users_and_daemons);
@@ -1581,11 +1542,8 @@ static Suite *suite(void) {
         tcase_add_test(tm, test_switch_ends_a_padded_io_uring_holder);
         tcase_add_test(tm, test_switch_waits_for_no_process_to_end);
         tcase_add_test(tm, test_switch_takes_off_sweeps_once_then_grants);
-        suite_add_tcase(s, tm);
         return s;
 }
 
-int main(void) {
-        (void) h_init();
-        return h_suite_run(suite());
-}
+H_SUITE(suite, H_ROOT_ONLY)
+H_MAIN(H_HARNESS)

@@ -872,9 +872,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("pam");
-        TCase *tc = tcase_create("sessions");
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, fresh, NULL);
+        TCase *tc = h_tcase(s, "sessions", 60, fresh, NULL);
         tcase_add_test(tc, test_login_grants_vt_and_shared_and_logout_restores);
         tcase_add_test(tc, test_second_user_gets_only_their_vt);
         tcase_add_test(tc, test_same_user_twice_keeps_access_until_last_logout);
@@ -885,7 +883,6 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_holder_logout_hands_over_to_active_vt);
         tcase_add_test(tc, test_holder_logout_with_inactive_others_gives_to_nobody);
         tcase_add_test(tc, test_su_inside_session_grants_nothing);
-        tcase_add_test(tc, test_remote_and_forged_ttys_grant_nothing);
         tcase_add_test(tc, test_planted_xdg_variables_are_overridden);
         tcase_add_test(tc, test_killed_leader_is_reaped_by_next_login);
         tcase_add_test(tc, test_replaced_nodes_are_not_touched);
@@ -899,7 +896,6 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_user_process_named_logind_does_not_stand_down);
         tcase_add_test(tc, test_running_logind_stands_down_and_tells_user);
         tcase_add_test(tc, test_module_arguments_override_file);
-        tcase_add_test(tc, test_denied_service_grants_nothing);
         tcase_add_test(tc, test_root_login_grants_nothing);
         tcase_add_test(tc, test_second_line_in_the_stack_is_harmless);
         tcase_add_test(tc, test_login_line_names_grants_and_tells_user_when_only_vt);
@@ -907,17 +903,22 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_missing_named_config_is_an_error);
         tcase_add_test(tc, test_ignored_logins_are_logged);
         tcase_add_test(tc, test_logout_resets_a_vt_left_in_graphics_mode);
-        suite_add_tcase(s, tc);
 
-        TCase *tcc = tcase_create("chown");
-        tcase_set_timeout(tcc, 60);
-        tcase_add_checked_fixture(tcc, chown_fixture, NULL);
+        TCase *tcc = h_tcase(s, "chown", 60, chown_fixture, NULL);
         tcase_add_test(tcc, test_chown_mode_changes_owner_and_restores);
-        suite_add_tcase(s, tcc);
         return s;
 }
 
-int main(void) {
-        (void) h_init();
-        return h_suite_run(suite());
+/* Logins the module refuses on their PAM items or their service alone:
+ * they pass in h_init_userns's namespace too, as any user. */
+static Suite *refusals_suite(void) {
+        Suite *s = suite_create("pam refusals");
+        TCase *tc = h_tcase(s, "refusals", 60, fresh, NULL);
+        tcase_add_test(tc, test_remote_and_forged_ttys_grant_nothing);
+        tcase_add_test(tc, test_denied_service_grants_nothing);
+        return s;
 }
+
+H_SUITE(suite, H_ROOT_ONLY)
+H_SUITE(refusals_suite, H_USERNS)
+H_MAIN(H_HARNESS)

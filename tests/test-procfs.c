@@ -408,7 +408,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("procfs");
-        TCase *tc = tcase_create("parsers");
+        TCase *tc = h_tcase(s, "parsers", 0, NULL, NULL);
         tcase_add_test(tc, test_status_fields);
         tcase_add_test(tc, test_status_optional_lines);
         tcase_add_test(tc, test_status_state_and_switches);
@@ -422,8 +422,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_fdinfo_lists);
         tcase_add_test(tc, test_fdinfo_long);
         tcase_add_test(tc, test_fdinfo_unreadable);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-H_CHECK_MAIN(suite)
+H_SUITE(suite, H_ANY_USER)
+H_MAIN(NULL)

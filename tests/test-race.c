@@ -212,7 +212,15 @@ START_TEST(test_sessions_apply_and_gc_race) {
 }
 END_TEST
 
-int main(void) {
+static Suite *suite(void) {
+        Suite *s = suite_create("race");
+        TCase *tc = h_tcase(s, "race", 240, NULL, NULL);
+        tcase_add_test(tc, test_sessions_apply_and_gc_race);
+        return s;
+}
+
+/* the namespace, and extra input nodes beside the shared ones */
+static int setup_root(void) {
         h_init();
         h_fresh(NULL, NULL);
         for (size_t i = 0; i < h_n_shared_nodes; i++)
@@ -225,10 +233,8 @@ int main(void) {
                 }
                 nodes[n_nodes++] = extra[i];
         }
-        Suite *s = suite_create("race");
-        TCase *tc = tcase_create("race");
-        tcase_set_timeout(tc, 240);
-        tcase_add_test(tc, test_sessions_apply_and_gc_race);
-        suite_add_tcase(s, tc);
-        return h_suite_run(s);
+        return 0;
 }
+
+H_SUITE(suite, H_ROOT_ONLY)
+H_MAIN((&(const struct h_setup) { setup_root, NULL }))

@@ -285,7 +285,7 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("state");
-        TCase *tc = tcase_create("codec");
+        TCase *tc = h_tcase(s, "codec", 0, NULL, NULL);
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_refuses_everything_else);
         tcase_add_test(tc, test_elect);
@@ -293,8 +293,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_follow_mark);
         tcase_add_test(tc, test_sweep_records);
         tcase_add_test(tc, test_limits);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-H_CHECK_MAIN(suite)
+H_SUITE(suite, H_ANY_USER)
+H_MAIN(NULL)

@@ -93,14 +93,14 @@ END_TEST
 
 static Suite *suite(void) {
         Suite *s = suite_create("tty");
-        TCase *tc = tcase_create("validation");
+        TCase *tc = h_tcase(s, "validation", 0, NULL, NULL);
         tcase_add_test(tc, test_local_items);
         tcase_add_test(tc, test_zombie_is_not_live);
         tcase_add_test(tc, test_paths_and_names);
         tcase_add_test(tc, test_parse_uint);
         tcase_add_test(tc, test_own_stat);
-        suite_add_tcase(s, tc);
         return s;
 }
 
-H_CHECK_MAIN(suite)
+H_SUITE(suite, H_ANY_USER)
+H_MAIN(NULL)

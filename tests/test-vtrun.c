@@ -807,46 +807,85 @@ START_TEST(test_seat_env) {
 }
 END_TEST
 
-static Suite *vtrun_suite(bool vt) {
+static Suite *refusals_suite(void) {
         Suite *s = suite_create("xdevices-vt-run");
-        TCase *tc = tcase_create("refusals");
+        TCase *tc = h_tcase(s, "refusals", 0, NULL, NULL);
 
         tcase_add_test(tc, test_usage);
         tcase_add_test(tc, test_no_ctty);
         tcase_add_test(tc, test_pty_refused);
         tcase_add_test(tc, test_reset_refuses_non_vt);
-        suite_add_tcase(s, tc);
-        if (vt) {
-                tc = tcase_create("vt");
-                tcase_add_checked_fixture(tc, vt_setup, NULL);
-                tcase_add_test(tc, test_vt_modes_as_user);
-                tcase_add_test(tc, test_vt_backend_kept);
-                tcase_add_test(tc, test_vt_sigterm_forwarded);
-                tcase_add_test(tc, test_vt_sighup_forwarded);
-                tcase_add_test(tc, test_vt_command_killed);
-                tcase_add_test(tc, test_vt_exec_fails);
-                tcase_add_test(tc, test_vt_wrapper_killed_then_reset);
-                tcase_add_test(tc, test_vt_process_refused);
-                suite_add_tcase(s, tc);
-                if (seat_client[0]) {
-                        tc = tcase_create("seat");
-                        tcase_add_checked_fixture(tc, seat_setup, seat_teardown);
-                        tcase_set_timeout(tc, 60);
-                        tcase_add_test(tc, test_seat_roundtrip);
-                        tcase_add_test(tc, test_seat_no_ack);
-                        tcase_add_test(tc, test_seat_switch_to_no_vt_refused);
-                        tcase_add_test(tc, test_seat_peer_refused);
-                        tcase_add_test(tc, test_seat_runtime_dir_refused);
-                        tcase_add_test(tc, test_seat_env);
-                        suite_add_tcase(s, tc);
-                }
-        }
         return s;
 }
 
-int main(int argc, char **argv) {
-        bool vt = geteuid() == 0;
+static Suite *vt_suite(void) {
+        Suite *s = suite_create("xdevices-vt-run on a VT");
+        TCase *tc = h_tcase(s, "vt", 0, vt_setup, NULL);
+
+        tcase_add_test(tc, test_vt_modes_as_user);
+        tcase_add_test(tc, test_vt_backend_kept);
+        tcase_add_test(tc, test_vt_sigterm_forwarded);
+        tcase_add_test(tc, test_vt_sighup_forwarded);
+        tcase_add_test(tc, test_vt_command_killed);
+        tcase_add_test(tc, test_vt_exec_fails);
+        tcase_add_test(tc, test_vt_wrapper_killed_then_reset);
+        tcase_add_test(tc, test_vt_process_refused);
+        return s;
+}
+
+/* Empty without seat-client (libseat-dev missing). */
+static Suite *seat_suite(void) {
+        Suite *s = suite_create("xdevices-vt-run's seat");
+        TCase *tc;
+
+        if (!seat_client[0])
+                return s;
+        tc = h_tcase(s, "seat", 60, seat_setup, seat_teardown);
+        tcase_add_test(tc, test_seat_roundtrip);
+        tcase_add_test(tc, test_seat_no_ack);
+        tcase_add_test(tc, test_seat_switch_to_no_vt_refused);
+        tcase_add_test(tc, test_seat_peer_refused);
+        tcase_add_test(tc, test_seat_runtime_dir_refused);
+        tcase_add_test(tc, test_seat_env);
+        return s;
+}
+
+H_SUITE(refusals_suite, H_ANY_USER)
+H_SUITE(vt_suite, H_ROOT_ONLY)
+H_SUITE(seat_suite, H_ROOT_ONLY)
+
+/* The namespace, the lock, the first free test VT; the VT node given to
+ * alice as pam_xdevices gives a login VT. */
+static int setup_root(void) {
         const char *seat;
+
+        h_init();
+        /* alice runs both programs: copies she can reach, whatever the mode
+         * of the build tree's directories (a 0700 clone) */
+        if (copy_exe(wrapper, H_ROOT "/bin/xdevices-vt-run") < 0 ||
+            copy_exe(self, H_ROOT "/bin/test-vtrun") < 0)
+                return 99;
+        wrapper = H_ROOT "/bin/xdevices-vt-run";
+        seat = getenv("XDEV_SEAT_CLIENT");
+        if (seat && access(seat, X_OK) == 0) {
+                if (copy_exe(seat, H_ROOT "/bin/seat-client") < 0)
+                        return 99;
+                strcpy(seat_client, H_ROOT "/bin/seat-client");
+        } else
+                fprintf(stderr,
+                        "no seat-client (libseat-dev missing): the seat cases "
+                        "are skipped\n");
+        strcpy(self, H_ROOT "/bin/test-vtrun");
+        if (chown(h_vt_path(0), H_UID_ALICE, H_UID_ALICE) < 0)
+                return 99;
+        /* the harness's /dev has no pseudo-terminals: a devpts of our own */
+        if (mount("devpts", "/dev/pts", "devpts", 0, "newinstance,ptmxmode=0666,mode=0620") < 0 ||
+            symlink("pts/ptmx", "/dev/ptmx") < 0)
+                return 99;
+        return 0;
+}
+
+int main(int argc, char **argv) {
         ssize_t n;
         int ret;
 
@@ -861,38 +900,8 @@ int main(int argc, char **argv) {
         if (n <= 0)
                 return 99;
         self[n] = '\0';
-        if (vt) {
-                /* the namespace, the lock, the first free test VT; the VT
-                 * node given to alice as pam_xdevices gives a login VT */
-                h_init();
-                /* alice runs both programs: copies she can reach, whatever
-                 * the mode of the build tree's directories (a 0700 clone) */
-                if (copy_exe(wrapper, H_ROOT "/bin/xdevices-vt-run") < 0 ||
-                    copy_exe(self, H_ROOT "/bin/test-vtrun") < 0)
-                        return 99;
-                wrapper = H_ROOT "/bin/xdevices-vt-run";
-                seat = getenv("XDEV_SEAT_CLIENT");
-                if (seat && access(seat, X_OK) == 0) {
-                        if (copy_exe(seat, H_ROOT "/bin/seat-client") < 0)
-                                return 99;
-                        strcpy(seat_client, H_ROOT "/bin/seat-client");
-                } else
-                        fprintf(stderr,
-                                "no seat-client (libseat-dev missing): the seat cases "
-                                "are skipped\n");
-                strcpy(self, H_ROOT "/bin/test-vtrun");
-                if (chown(h_vt_path(0), H_UID_ALICE, H_UID_ALICE) < 0)
-                        return 99;
-                /* the harness's /dev has no pseudo-terminals: a devpts of
-                 * our own */
-                if (mount("devpts", "/dev/pts", "devpts", 0,
-                          "newinstance,ptmxmode=0666,mode=0620") < 0 ||
-                    symlink("pts/ptmx", "/dev/ptmx") < 0)
-                        return 99;
-        } else
-                fprintf(stderr, "not root: the cases on a real VT are skipped\n");
-        ret = h_suite_run(vtrun_suite(vt));
-        if (vt) {
+        ret = h_suites_run(&(const struct h_setup) { setup_root, NULL });
+        if (geteuid() == 0 && h_vt > 0) {
                 /* whatever happened, the test VT goes back to text */
                 int fd = open(h_vt_path(0), O_RDWR | O_NOCTTY | O_CLOEXEC);
                 if (fd >= 0) {
