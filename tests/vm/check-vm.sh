@@ -15,11 +15,12 @@
 # login); OUT gets a -trixie suffix.
 # VM_WAYLAND=1: the Wayland image (build-image.sh: sway, cage, foot, no
 # seatd, no logind), by default only its scenarios w1 (wayland-sway), w2
-# (roundtrip-sway), w5 (roundtrip-cage), w3 (xorg-libseat) and w4
-# (xlibre-libseat), with -vga virtio (run-vm.py); OUT gets a -wayland
-# suffix. VM_TRIPS=N: the VT round trips of w2, w3, w4 and w5 (the
-# guest's xdt.trips=N; 5 without it; make check-vm-servers: 20). The X servers of w3 and
-# w4 are built first (xserver-patch/build-xorg-libseat.sh, cached under a
+# (roundtrip-sway), w3 (xorg-libseat), w4 (xlibre-libseat) and w5
+# (roundtrip-cage, last: cage leaves its Xwayland display behind), with
+# -vga virtio (run-vm.py); OUT gets a -wayland suffix. VM_TRIPS=N: the
+# VT round trips of w2, w3, w4 and w5 (the guest's xdt.trips=N; 5 without
+# it; make check-vm-servers: 20). The X servers of w3 and w4 are built
+# first (xserver-patch/build-xorg-libseat.sh, cached under a
 # hash of its inputs, as build-xorg.sh's); VM_ALLOW_SKIP=xorg-libseat or
 # xlibre-libseat builds none of that one, and its scenario may skip.
 # VM_INITS=1: the inits image (build-image.sh: openrc, runit, busybox; the
@@ -40,7 +41,7 @@ srcdir=$here/../.. builddir= out=
 scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
 [ "$suite" = bookworm ] || scenarios=r1,r2,s1,s3,t1
-[ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2,w5,w3,w4
+[ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2,w3,w4,w5
 [ "${VM_INITS:-0}" = 0 ] || scenarios=o1,o2,u1,u2
 while [ $# -gt 0 ]; do
 	case $1 in
