@@ -13,11 +13,14 @@
 # xinit-patched-xorg (s3, trixie's patched Xorg, built in its build root)
 # and 20 logins in a row with xdevicesd (t1, login-repeat: util-linux
 # login); OUT gets a -trixie suffix.
-# VM_WAYLAND=1: the Wayland image (build-image.sh: sway, foot, no seatd, no
-# logind), by default only its scenarios w1 (wayland-sway), w2
-# (roundtrip-sway), w3 (xorg-libseat) and w4 (xlibre-libseat), with -vga
-# virtio (run-vm.py); OUT gets a -wayland suffix. The X servers of w3 and
-# w4 are built first (xserver-patch/build-xorg-libseat.sh, cached under a
+# VM_WAYLAND=1: the Wayland image (build-image.sh: sway, cage, foot, no
+# seatd, no logind), by default only its scenarios w1 (wayland-sway), w2
+# (roundtrip-sway), w3 (xorg-libseat), w4 (xlibre-libseat) and w5
+# (roundtrip-cage, last: cage leaves its Xwayland display behind), with
+# -vga virtio (run-vm.py); OUT gets a -wayland suffix. VM_TRIPS=N: the
+# VT round trips of w2, w3, w4 and w5 (the guest's xdt.trips=N; 5 without
+# it; make check-vm-servers: 20). The X servers of w3 and w4 are built
+# first (xserver-patch/build-xorg-libseat.sh, cached under a
 # hash of its inputs, as build-xorg.sh's); VM_ALLOW_SKIP=xorg-libseat or
 # xlibre-libseat builds none of that one, and its scenario may skip.
 # VM_INITS=1: the inits image (build-image.sh: openrc, runit, busybox; the
@@ -41,7 +44,7 @@ srcdir=$here/../.. builddir= out=
 scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
 [ "$suite" = bookworm ] || scenarios=r1,r2,s1,s3,t1
-[ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2,w3,w4
+[ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2,w3,w4,w5
 [ "${VM_INITS:-0}" = 0 ] || scenarios=o1,o2,u1,u2,m1
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -136,12 +139,17 @@ if [ "${VM_INITS:-0}" = 1 ]; then
 fi
 vga=std
 [ "${VM_WAYLAND:-0}" = 0 ] || vga=virtio
-# The round trips' loops (r1, r2): VM_TRIPS each, 20 by default; 5 in the
-# Debian 13 guest, whose round trips prove that its login, kernel and Xorg
-# give the devices back, while the 20-trip figures and the device ids kept
-# over 20 trips are the Debian 12 suite's (the same daemon and patch).
+# VM_TRIPS: the guest's xdt.trips. Without it r1 and r2 take 20 trips a
+# loop and the Wayland lane's round trips 5 (their scenarios' defaults),
+# but the Debian 13 guest takes 5: its round trips prove that its login,
+# kernel and Xorg give the devices back, while the 20-trip figures and
+# the device ids kept over 20 trips are the Debian 12 suite's (the same
+# daemon and patch series).
 trips=${VM_TRIPS:-}
 [ -n "$trips" ] || [ "$suite" = bookworm ] || trips=5
-case $trips in '' | *[!0-9]*) trips= ;; esac
+case $trips in
+'') ;;
+*[!0-9]* | 0*) echo "check-vm: bad VM_TRIPS '$trips' (a number of round trips)" >&2; exit 2 ;;
+esac
 exec python3 "$here/run-vm.py" --image "$img" --out "$out" --scenarios "$scenarios" --allow-skip "$allow_skip" --vga "$vga" \
 	--append "${trips:+xdt.trips=$trips}"

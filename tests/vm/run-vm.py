@@ -57,6 +57,7 @@ NAMES = {
     "m1": "mdev-hotplug",
     "w3": "xorg-libseat",
     "w4": "xlibre-libseat",
+    "w5": "roundtrip-cage",
 }
 DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 
@@ -133,7 +134,7 @@ def judge(kind, a):
     elif kind == "wayland":
         # foot's green nearly everywhere, and its white text on it
         good = a["foot_bg"] > 0.8 and a["white_text"] > 0.0005
-        why = "foot's window on sway" if good else "no foot window"
+        why = "foot's window on the compositor" if good else "no foot window"
     elif kind == "console":
         good = a["xterm_white"] < 0.05 and a["lit"] > 0.0005
         why = "text console, no X window" if good else "not a text console"
