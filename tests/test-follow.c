@@ -33,6 +33,7 @@
 #include <security/pam_appl.h>
 
 #include "core.h"
+#include "follow.h"
 #include "procfs.h"
 #include "harness.h"
 #include "runner.h"
