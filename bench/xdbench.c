@@ -35,6 +35,8 @@
 #include <security/pam_appl.h>
 
 #include "core.h"
+#include "follow.h"
+#include "others.h"
 #include "procfs.h"
 #include "harness.h"
 #include "sweep.h"

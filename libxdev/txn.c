@@ -20,8 +20,21 @@
 #include "vt.h"
 
 void xdev_txn_phase_end(struct xdev_txn *t, enum xdev_follow_phase phase) {
+        /* called with the state lock held; must not take it or block */
         if (t->self && t->self->phase_end)
                 t->self->phase_end(t->self->data, phase);
+}
+
+bool xdev_txn_any_dirty(const struct xdev_txn *t) {
+        for (size_t i = 0; i < t->state.n_nodes; i++)
+                if (t->state.nodes[i].dirty)
+                        return true;
+        return false;
+}
+
+bool xdev_txn_holder_changed(const struct xdev_txn *t) {
+        return t->state.has_holder &&
+                (!t->loaded_has_holder || t->loaded_holder != t->state.holder);
 }
 
 /* A node at PATH not in the ledger that carries the mark of a grant

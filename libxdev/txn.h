@@ -28,10 +28,10 @@ enum xdev_follow_phase {
  * are optional (NULL: none), each given DATA: PHASE_END as each phase ends;
  * BEFORE_GRANT before the shared devices are granted to a new holder;
  * BEFORE_UNLOCK at the end, the state written and every other writer still
- * kept out. All three are called with the state lock held: every other
- * login, logout and hotplug waits for as long as they run (the test knob
- * --test-grant-delay sleeps there on purpose), and they must not call back
- * into the core, which would take the lock again. */
+ * kept out. All three are called with the state lock held; must not take
+ * it or block. Every other login, logout and hotplug waits for as long as
+ * they run (the test knob --test-grant-delay sleeps there on purpose), and
+ * a call back into the core would take the lock again. */
 struct xdev_follow_self {
         pid_t pid;
         uint64_t start;
@@ -61,13 +61,20 @@ struct xdev_txn {
                                           * the state, then finished after the lock */
         unsigned lost;    /* nodes granted by a state that was lost, found by their marks */
         bool handed_over; /* a new holder was granted */
-        bool swept_once;  /* sweep_lost() ran */
+        bool swept_once;  /* xdev_handover_sweep_lost() ran */
 };
 
 /* Opens a transaction: takes the lock and loads the state. With no state
  * file, the marks of a lost one are read into the ledger (T->lost), which
  * xdev_txn_begin() puts back and status only reports. */
 int xdev_txn_open(struct xdev_ctx *ctx, struct xdev_txn *t);
+
+/* Whether a node of T's ledger waits to be converged (dirty). */
+bool xdev_txn_any_dirty(const struct xdev_txn *t);
+
+/* Whether T's state names a holder other than the one loaded (or released):
+ * the shared devices pass to it. */
+bool xdev_txn_holder_changed(const struct xdev_txn *t);
 
 /* Tells a follow step's caller that PHASE ended. */
 void xdev_txn_phase_end(struct xdev_txn *t, enum xdev_follow_phase phase);

@@ -862,6 +862,11 @@ int h_session_close_status(struct h_session *s, const char *fault) {
 }
 
 pid_t h_holder_spawn(int (*setup)(void *data), void *data, uid_t uid, bool ignore_term) {
+        return h_holder_spawn_run(setup, NULL, data, uid, ignore_term);
+}
+
+pid_t h_holder_spawn_run(int (*setup)(void *data), void (*run)(void *data), void *data, uid_t uid,
+                         bool ignore_term) {
         int p[2];
         char c;
         pid_t pid;
@@ -886,6 +891,8 @@ pid_t h_holder_spawn(int (*setup)(void *data), void *data, uid_t uid, bool ignor
                      setresuid(uid, uid, uid) < 0))
                         _exit(11);
                 (void) !write(p[1], "r", 1);
+                if (run)
+                        run(data);
                 for (;;)
                         pause();
         }

@@ -137,6 +137,11 @@ int h_session_close_end(struct h_session *s);
  * supplementary groups; 0: stays root) and waits to be killed. Returns its
  * pid once it is ready, or -1 when it could not be set up (then reaped). */
 pid_t h_holder_spawn(int (*setup)(void *data), void *data, uid_t uid, bool ignore_term);
+/* As h_holder_spawn, but once it is UID and ready the holder runs
+ * RUN(DATA) (NULL: it pauses), which does not return, instead of only
+ * waiting: a display server's loop, children of its own. */
+pid_t h_holder_spawn_run(int (*setup)(void *data), void (*run)(void *data), void *data, uid_t uid,
+                         bool ignore_term);
 /* A holder (h_holder_spawn) named COMM (prctl PR_SET_NAME) that runs as
  * UID: a logind to the module when COMM is one's name and UID is 0. Kill
  * and reap it as any holder. */

@@ -33,6 +33,7 @@
 #include <security/pam_appl.h>
 
 #include "core.h"
+#include "follow.h"
 #include "procfs.h"
 #include "harness.h"
 #include "runner.h"
@@ -619,35 +620,40 @@ static void display_to_loop(int sig) {
         display_in_loop = 1;
 }
 
-static pid_t display_start(uid_t uid, int vt) {
-        int p[2];
-        char c, path[32];
-        pid_t pid;
+struct display {
+        int vt;
+        int ep; /* the child's epoll fd */
+};
 
-        ck_assert_int_eq(pipe(p), 0);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                int ep = epoll_create1(EPOLL_CLOEXEC);
-                struct epoll_event ev;
-                (void) signal(SIGTERM, SIG_DFL);
-                (void) signal(SIGUSR1, display_to_loop);
-                snprintf(path, sizeof path, "/dev/tty%d", vt);
-                if (ep < 0 || open(path, O_RDWR | O_NOCTTY | O_CLOEXEC) < 0 ||
-                    open("/dev/dri/card0", O_PATH | O_CLOEXEC) < 0 || setgroups(0, NULL) < 0 ||
-                    setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-                        _exit(10);
-                (void) !write(p[1], "r", 1);
-                for (;;)
-                        if (display_in_loop)
-                                (void) epoll_wait(ep, &ev, 1, 5);
-                        else
-                                (void) nanosleep(&(struct timespec) { 0, 5000000 }, NULL);
-        }
-        (void) close(p[1]);
-        ck_assert_msg(read(p[0], &c, 1) == 1, "the display server of uid %u did not start",
-                      (unsigned) uid);
-        (void) close(p[0]);
+static int display_open(void *data) {
+        struct display *d = data;
+        char path[32];
+
+        (void) signal(SIGUSR1, display_to_loop);
+        snprintf(path, sizeof path, "/dev/tty%d", d->vt);
+        d->ep = epoll_create1(EPOLL_CLOEXEC);
+        if (d->ep < 0 || open(path, O_RDWR | O_NOCTTY | O_CLOEXEC) < 0 ||
+            open("/dev/dri/card0", O_PATH | O_CLOEXEC) < 0)
+                return 10;
+        return 0;
+}
+
+static void display_loop(void *data) {
+        const struct display *d = data;
+        struct epoll_event ev;
+
+        for (;;)
+                if (display_in_loop)
+                        (void) epoll_wait(d->ep, &ev, 1, 5);
+                else
+                        (void) nanosleep(&(struct timespec) { 0, 5000000 }, NULL);
+}
+
+static pid_t display_start(uid_t uid, int vt) {
+        struct display d = { .vt = vt, .ep = -1 };
+        pid_t pid = h_holder_spawn_run(display_open, display_loop, &d, uid, false);
+
+        ck_assert_msg(pid > 0, "the display server of uid %u did not start", (unsigned) uid);
         return pid;
 }
 
@@ -1706,42 +1712,52 @@ static pid_t clone_parent_child(unsigned long flags) {
         return (pid_t) syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
 }
 
-static struct sibling_holders sibling_holders_start(uid_t uid) {
-        struct sibling_holders h = { 0 };
-        int cp[2], gp[2];
+/* P's fd of /dev/tty0 and the pipes on which P and C say their child's
+ * pid. */
+struct sibling_fds {
+        int fd, cp[2], gp[2];
+};
 
-        ck_assert_int_eq(pipe(cp), 0);
-        ck_assert_int_eq(pipe(gp), 0);
-        h.p = fork();
-        ck_assert_int_ge(h.p, 0);
-        if (h.p == 0) {
-                (void) signal(SIGTERM, SIG_DFL);
-                int fd = open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
-                if (fd < 0 || setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-                    setresuid(uid, uid, uid) < 0)
-                        _exit(10);
-                pid_t c = clone_parent_child(CLONE_PARENT);
-                if (c == 0) {
-                        pid_t g = clone_parent_child(0);
-                        if (g == 0)
-                                for (;;)
-                                        pause();
-                        (void) !write(gp[1], &g, sizeof g);
+static int sibling_open(void *data) {
+        struct sibling_fds *s = data;
+
+        s->fd = open("/dev/tty0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        return s->fd < 0 ? 10 : 0;
+}
+
+/* P, as UID: C and G inherit its fd of tty0, which it closes. */
+static void sibling_clone(void *data) {
+        const struct sibling_fds *s = data;
+        pid_t c = clone_parent_child(CLONE_PARENT);
+
+        if (c == 0) {
+                pid_t g = clone_parent_child(0);
+                if (g == 0)
                         for (;;)
                                 pause();
-                }
-                (void) close(fd);
-                (void) !write(cp[1], &c, sizeof c);
+                (void) !write(s->gp[1], &g, sizeof g);
                 for (;;)
                         pause();
         }
-        ck_assert_int_eq(read(cp[0], &h.c, sizeof h.c), (ssize_t) sizeof h.c);
-        ck_assert_int_eq(read(gp[0], &h.g, sizeof h.g), (ssize_t) sizeof h.g);
+        (void) close(s->fd);
+        (void) !write(s->cp[1], &c, sizeof c);
+}
+
+static struct sibling_holders sibling_holders_start(uid_t uid) {
+        struct sibling_holders h = { 0 };
+        struct sibling_fds s = { .fd = -1 };
+
+        ck_assert_int_eq(pipe(s.cp), 0);
+        ck_assert_int_eq(pipe(s.gp), 0);
+        h.p = h_holder_spawn_run(sibling_open, sibling_clone, &s, uid, false);
+        ck_assert_msg(h.p > 0, "alice's process P did not start");
+        ck_assert_int_eq(read(s.cp[0], &h.c, sizeof h.c), (ssize_t) sizeof h.c);
+        ck_assert_int_eq(read(s.gp[0], &h.g, sizeof h.g), (ssize_t) sizeof h.g);
         ck_assert_msg(h.c > 0 && h.g > 0, "the CLONE_PARENT child or its child did not start");
-        (void) close(cp[0]);
-        (void) close(cp[1]);
-        (void) close(gp[0]);
-        (void) close(gp[1]);
+        (void) close(s.cp[0]);
+        (void) close(s.cp[1]);
+        (void) close(s.gp[0]);
+        (void) close(s.gp[1]);
         return h;
 }
 

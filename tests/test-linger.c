@@ -36,6 +36,7 @@
 #include "util.h"
 #include "linger.h"
 #include "core.h"
+#include "follow.h"
 #include "procfs.h"
 #include "runner.h"
 

@@ -5,7 +5,7 @@
  * before the lock is let go so that they do not wake it. */
 #pragma once
 
-#include "core.h"
+#include "follow.h"
 
 struct xdev_step_watch {
         int state_watch_fd;                  /* inotify on the state directory, or -1 */

@@ -33,6 +33,8 @@
 
 #include "cli.h"
 #include "core.h"
+#include "follow.h"
+#include "others.h"
 #include "procfs.h"
 #include "proctab.h"
 #include "step.h"

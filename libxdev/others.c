@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The pass after the lock (doc/DESIGN.md §3.5.10): the processes of users
+ * other than the holder, read without the state lock, and those found
+ * holding a shared node read again and cut off under it. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "linger.h"
+#include "others.h"
+#include "state.h"
+#include "sweep.h"
+
+/* The candidates of the pass after the lock's second half: the pids its
+ * first half found, whatever uid is asked for. */
+struct pid_list {
+        pid_t *pids;
+        size_t n;
+};
+
+static int pid_list_of(void *data, uid_t uid, pid_t **ret, size_t *n) {
+        const struct pid_list *l = data;
+        (void) uid;
+        *ret = malloc((l->n ? l->n : 1) * sizeof **ret);
+        if (!*ret)
+                return -ENOMEM;
+        memcpy(*ret, l->pids, l->n * sizeof **ret);
+        *n = l->n;
+        return 0;
+}
+
+/* The recorded shared nodes and the uid to spare (the holder's) of the
+ * state, read under the lock, then the sweep OPTS asks for: after the lock is let go when
+ * LOOK_ONLY (it reads and reports), else before (it acts, against the
+ * state of that moment). A sweep of one uid (HAS_ONLY) that holds the
+ * devices again by then does nothing. */
+static int others_sweep(struct xdev_ctx *ctx, struct xdev_sweep_opts *opts, bool look_only,
+                        struct xdev_sweep_counts *c) {
+        struct xdev_store store = { -1, -1 };
+        struct xdev_state state = { 0 };
+        struct xdev_sweep_target *targets = NULL;
+        uid_t *spare = NULL;
+        size_t n = 0, ns = 0;
+        unsigned line;
+        int r;
+
+        *c = (struct xdev_sweep_counts) { 0 };
+        r = xdev_store_open(&store, ctx->statedir);
+        if (r < 0)
+                return r;
+        r = xdev_store_load(&store, &state, &line);
+        if (r < 0)
+                goto out;
+        spare = calloc(1, sizeof *spare);
+        if (!spare) {
+                r = -ENOMEM;
+                goto out;
+        }
+        /* the holder alone: a user in the background keeps nothing that
+         * is not cut off already or his by right */
+        if (state.has_holder)
+                spare[ns++] = state.holder;
+        if (opts->has_only && state.has_holder && state.holder == opts->only_uid)
+                goto out;
+        opts->has_keep = state.has_holder;
+        opts->keep_uid = state.holder;
+        opts->spare = spare;
+        opts->n_spare = ns;
+        if (look_only) /* the lock only to read the state */
+                xdev_store_close(&store);
+        /* the recorded nodes and the enumerable ones: after the last
+         * logout nothing is recorded, and the file is still hers */
+        r = xdev_linger_shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
+        if (r < 0)
+                goto out;
+        r = xdev_sweep_run(targets, n, opts, &ctx->log, c);
+out:
+        free(spare);
+        free(targets);
+        xdev_state_free(&state);
+        xdev_store_close(&store);
+        return r;
+}
+
+/* One half of the pass after the lock: LOOK (report-only, the candidates
+ * in LOOK->procs or every process) read without the lock, then what it
+ * found read again and acted on under the lock, as at a VT switch. */
+static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_sweep_opts *how,
+                                struct xdev_sweep_counts *ret) {
+        struct xdev_sweep_report rep = { 0 };
+        struct xdev_sweep_opts look = *how;
+        struct xdev_sweep_counts c;
+        struct pid_list cand = { 0 };
+        int r;
+
+        look.report_only = true;
+        look.report = &rep;
+        look.scan_budget = XDEV_SWEEP_SCAN_BUDGET_MAX;
+        r = others_sweep(ctx, &look, true, &c);
+        ret->examined += c.examined;
+        if (r < 0 || rep.n == 0) {
+                xdev_sweep_report_free(&rep);
+                return r < 0 ? r : 0;
+        }
+        cand.pids = malloc(rep.n * sizeof *cand.pids);
+        if (!cand.pids) {
+                xdev_sweep_report_free(&rep);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < rep.n; i++) {
+                bool seen = false;
+                for (size_t k = 0; k < cand.n && !seen; k++)
+                        seen = cand.pids[k] == rep.items[i].pid;
+                if (!seen)
+                        cand.pids[cand.n++] = rep.items[i].pid;
+        }
+        xdev_sweep_report_free(&rep);
+        struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &cand };
+        struct xdev_sweep_opts act = *how;
+        act.scan_budget = XDEV_SWEEP_SCAN_BUDGET_MAX;
+        act.report_only = false;
+        act.report = NULL;
+        /* "warn" only logs, here too */
+        act.policy =
+                ctx->config.lingering == XDEV_LINGER_WARN ? XDEV_LINGER_WARN : XDEV_LINGER_REVOKE;
+        act.in_session = true;
+        act.procs = &src;
+        act.grace_ms = ctx->config.linger_grace_ms;
+        r = others_sweep(ctx, &act, false, &c);
+        c.examined = 0;
+        xdev_sweep_counts_add(ret, &c);
+        free(cand.pids);
+        return r;
+}
+
+int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer,
+                      struct xdev_sweep_counts *ret) {
+        struct xdev_sweep_opts look = { .others = true };
+        int r = 0;
+
+        *ret = (struct xdev_sweep_counts) { 0 };
+        if (defer && defer->n > 0) {
+                /* a switch's processes over the scan budget, of a uid with
+                 * a session: each read to the end, then cut off at once if
+                 * it holds, the least read under the lock first, so that a
+                 * big process does not keep a small one waiting */
+                size_t order[XDEV_SWEEP_DEFER_MAX];
+                for (size_t i = 0; i < defer->n; i++)
+                        order[i] = i;
+                for (size_t i = 1; i < defer->n; i++)
+                        for (size_t k = i;
+                             k > 0 && defer->cost[order[k - 1]] > defer->cost[order[k]]; k--) {
+                                size_t t = order[k];
+                                order[k] = order[k - 1];
+                                order[k - 1] = t;
+                        }
+                for (size_t i = 0; i < defer->n && r >= 0; i++) {
+                        struct pid_list l = { (pid_t *) &defer->pids[order[i]], 1 };
+                        struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &l };
+                        struct xdev_sweep_opts mine = { .has_only = true,
+                                                        .only_uid = defer->uid,
+                                                        .procs = &src };
+                        r = others_look_then_act(ctx, &mine, ret);
+                }
+        }
+        if (r >= 0)
+                r = others_look_then_act(ctx, &look, ret);
+        if (r >= 0 && ret->holders > 0)
+                xdev_log(
+                        &ctx->log, LOG_NOTICE,
+                        "after the lock: %u holder(s) found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated",
+                        ret->holders, ret->revoked, ret->demoted, ret->terminated);
+        return r;
+}
