@@ -475,9 +475,9 @@ END_TEST
 
 /* A ring whose fd was registered in itself and closed holds the node where
  * no fd table shows it, and its fdinfo cannot be read: only PID/maps shows
- * the ring. Its process is unreachable and goes under revoke, logged
- * under warn. A ring with its fd, holding /dev/null, and a process with no
- * ring are left alone. */
+ * the ring. Its process is unreachable and goes under revoke at a logout,
+ * by SIGKILL at once at a VT switch, and is logged under warn. A ring with
+ * its fd, holding /dev/null, and a process with no ring are left alone. */
 START_TEST(test_io_uring_with_no_fd_left_is_unreachable) {
         struct holder h = holder_start_mapped_ring(vtpath, H_UID_ALICE, true);
         if (h.pid == 0) {
@@ -500,6 +500,21 @@ START_TEST(test_io_uring_with_no_fd_left_is_unreachable) {
         ck_assert_msg(c.holders == 1 && c.terminated == 1, "%u holders, %u ended, not 1:\n%s",
                       c.holders, c.terminated, logbuf);
         ck_assert_msg(strstr(logbuf, "no fd left"), "log: %s", logbuf);
+
+        /* at a VT switch (the user keeps her session): killed at once */
+        h = holder_start_mapped_ring(vtpath, H_UID_ALICE, true);
+        ck_assert_msg(h.pid > 0, "the holder at a switch did not start");
+        logbuf[0] = '\0';
+        struct xdev_sweep_opts sw = o;
+        sw.in_session = true;
+        c = sweep(XDEV_LINGER_KILL, &sw);
+        gone = !holder_alive(&h);
+        holder_stop(&h);
+        ck_assert_msg(gone && holder_alive(&ring) && holder_alive(&plain),
+                      "at a switch: the ring with no fd left %s, the innocent ones %s:\n%s",
+                      gone ? "ended" : "survived",
+                      holder_alive(&ring) && holder_alive(&plain) ? "left" : "ended", logbuf);
+        ck_assert_msg(strstr(logbuf, "SIGKILL, not cut off"), "log: %s", logbuf);
 
         /* warn: logged, left */
         h = holder_start_mapped_ring(vtpath, H_UID_ALICE, true);
