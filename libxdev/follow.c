@@ -281,6 +281,7 @@ int xdev_follow_unheld(struct xdev_ctx *ctx, const struct xdev_follow_result *re
                 .report = &report,
                 .has_only = true,
                 .only_uid = res->holder,
+                .fd_rings_only = true,
                 .procs = ctx->procs,
                 .scan_budget = ctx->config.linger_scan_budget,
         };

@@ -48,6 +48,9 @@
 #define URING_TRIES 3               /* reads of a ring's fdinfo whose lock is held */
 #define URING_RETRY_NS 200000       /* between two */
 #define PF_KTHREAD_FLAG 0x00200000u /* PF_KTHREAD, include/linux/sched.h */
+/* Lines of PID/maps that count one to the scan budget: a line costs 0.1 to
+ * 0.4 us to read (a file's path is the dearer), an fd entry about 4 us. */
+#define MAPS_LINES_PER_ENTRY 16
 
 static int pidfd_open(pid_t pid) {
         return (int) syscall(SYS_pidfd_open, pid, 0);
@@ -67,6 +70,12 @@ static uint64_t now_ms(void) {
         return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
 }
 
+/* A ring whose files no scan lists, though P maps it (doc/DESIGN.md
+ * §3.5.4): its fd closed (IORING_REGISTER_RING_FDS lets a process go on
+ * submitting by index), more rings than are tracked, or a PID/maps that
+ * could not be read. */
+enum ring_gap { RING_GAP_NONE, RING_GAP_NO_FD, RING_GAP_TOO_MANY, RING_GAP_UNREAD };
+
 struct proc {
         pid_t pid;
         uid_t ruid, euid, suid, fsuid;
@@ -81,6 +90,14 @@ struct proc {
         int uring_unlisted; /* an io_uring whose files the kernel did not list, or -1 */
         unsigned cost;      /* entries read, threads compared: XDEV_SWEEP_SCAN_BUDGET */
         bool over_budget;   /* not read to the end: taken for unreachable */
+        /* The rings P maps (sweep_reads_maps), bit I of RINGS_LISTED set once
+         * an fd of ring I was found and its files listed; what is left is a
+         * ring no scan reads (RING_GAP). */
+        struct xdev_uring_mapped rings;
+        uint64_t rings_listed;
+        int maps_error; /* PID/maps could not be read: -errno, else 0 */
+        enum ring_gap ring_gap;
+        uint64_t ring_gap_ino;
 };
 
 struct victim {
@@ -181,6 +198,72 @@ static unsigned scan_budget(const struct xdev_sweep *s) {
         return b;
 }
 
+/* Whether the sweep reads each process's maps for rings with no fd left: a
+ * sweep of one departing uid's processes. Not the pass after the lock over
+ * other users' (their processes lost no grant, and a ring without an fd is
+ * no sign of a hold), nor a look that acts on nothing (FD_RINGS_ONLY). */
+static bool sweep_reads_maps(const struct xdev_sweep *s) {
+        const struct xdev_sweep_opts *o = s->opts;
+        return o->has_only && !o->others && !o->fd_rings_only;
+}
+
+/* The rings P maps, read before its fd tables (rings made after this read
+ * are not looked for, as a file opened after the scan is not). Every
+ * MAPS_LINES_PER_ENTRY lines count one to P's scan budget. */
+static void proc_read_maps(const struct xdev_sweep *s, int procfd, struct proc *p) {
+        unsigned budget = scan_budget(s);
+        size_t lines = 0, max = budget > p->cost ? (size_t) (budget - p->cost) : 0;
+        char path[64];
+        int fd, r;
+
+        (void) snprintf(path, sizeof path, "%d/maps", (int) p->pid);
+        fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+                /* gone: it holds nothing */
+                if (errno != ENOENT && errno != ESRCH)
+                        p->maps_error = -errno;
+                return;
+        }
+        r = xdev_uring_maps_read(fd, max * MAPS_LINES_PER_ENTRY, &lines, &p->rings);
+        (void) close(fd);
+        p->cost += (unsigned) ((lines + MAPS_LINES_PER_ENTRY - 1) / MAPS_LINES_PER_ENTRY);
+        if (r == -E2BIG)
+                p->over_budget = true;
+        else if (r < 0 && r != -ESRCH)
+                p->maps_error = r;
+}
+
+/* Notes that the files of ring DEV:INO, one P maps, were listed. */
+static void proc_ring_listed(struct proc *p, dev_t dev, uint64_t ino) {
+        for (size_t i = 0; i < p->rings.n; i++)
+                if (p->rings.dev[i] == dev && p->rings.ino[i] == ino)
+                        p->rings_listed |= UINT64_C(1) << i;
+}
+
+/* After the fd tables: a ring P maps whose files no fd let the sweep list.
+ * Only when the scan went to its end: one that stopped early (over the
+ * budget, at a ring or a thread that holds, at too many fds) makes P
+ * unreachable already, and left rings unread. */
+static void proc_rings_check(struct proc *p) {
+        if (p->maps_error < 0) {
+                p->ring_gap = RING_GAP_UNREAD;
+                return;
+        }
+        if (p->over_budget || p->hidden_tid != 0 || p->uring_fd >= 0 || p->uring_unlisted >= 0 ||
+            p->n_fds >= FDS_PER_PROC_MAX)
+                return;
+        if (p->rings.overflow) {
+                p->ring_gap = RING_GAP_TOO_MANY;
+                return;
+        }
+        for (size_t i = 0; i < p->rings.n; i++)
+                if (!(p->rings_listed & (UINT64_C(1) << i))) {
+                        p->ring_gap = RING_GAP_NO_FD;
+                        p->ring_gap_ino = p->rings.ino[i];
+                        return;
+                }
+}
+
 /* An io_uring keeps registered files without an fd for them. Its fdinfo
  * lists them ("%5u: event2", or the whole path on newer kernels) while its
  * lock is free; a target's path there (its name, from a kernel that prints
@@ -189,9 +272,10 @@ static unsigned scan_budget(const struct xdev_sweep *s) {
  * P's scan budget, and past the budget the reading stops (P->over_budget).
  * Returns the target index or -1. */
 static ssize_t uring_match(const struct xdev_sweep *s, int procfd, struct proc *p,
-                           const char *fdname) {
+                           const char *fdname, dev_t dev) {
         const char *paths[XDEV_SWEEP_TARGETS_MAX];
         size_t found = 0;
+        uint64_t ino = 0;
         char path[96];
         int fd, r;
 
@@ -206,7 +290,7 @@ static ssize_t uring_match(const struct xdev_sweep *s, int procfd, struct proc *
                 if (fd < 0)
                         return -1;
                 r = xdev_uring_fdinfo_find(fd, paths, s->n_targets, scan_budget(s), &p->cost,
-                                           &found);
+                                           &found, &ino);
                 (void) close(fd);
                 if (r != -EAGAIN || tries == URING_TRIES - 1)
                         break;
@@ -214,6 +298,10 @@ static ssize_t uring_match(const struct xdev_sweep *s, int procfd, struct proc *
         }
         if (r == -E2BIG)
                 p->over_budget = true;
+        /* the ring whose files were listed is the one the fdinfo names,
+         * whatever the fd number named when it was looked at */
+        if (r >= 0)
+                proc_ring_listed(p, dev, ino);
         if (r == -EAGAIN && p->uring_unlisted < 0)
                 p->uring_unlisted = atoi(fdname);
         return r > 0 ? (ssize_t) found : -1;
@@ -253,7 +341,7 @@ static int fd_dir_scan(const struct xdev_sweep *s, int procfd, const char *path,
                         if (l > 0) {
                                 link[l] = '\0';
                                 if (strcmp(link, "anon_inode:[io_uring]") == 0) {
-                                        ssize_t u = uring_match(s, procfd, p, name);
+                                        ssize_t u = uring_match(s, procfd, p, name, st.st_dev);
                                         if (u >= 0) {
                                                 p->uring_fd = (int) num;
                                                 p->uring_tgt = (size_t) u;
@@ -294,13 +382,21 @@ static int proc_scan_fds(const struct xdev_sweep *s, int procfd, struct proc *p)
         p->uring_unlisted = -1;
         p->cost = 0;
         p->over_budget = false;
+        p->rings = (struct xdev_uring_mapped) { .n = 0 };
+        p->rings_listed = 0;
+        p->maps_error = 0;
+        p->ring_gap = RING_GAP_NONE;
+        if (sweep_reads_maps(s))
+                proc_read_maps(s, procfd, p);
         (void) snprintf(path, sizeof path, "%d/fd", (int) p->pid);
         r = fd_dir_scan(s, procfd, path, p, p->fds, p->tgt, &p->n_fds);
         if (r < 0)
                 return r;
         (void) snprintf(path, sizeof path, "%d/task", (int) p->pid);
-        if (xdev_numdir_open(procfd, path, &d) < 0)
+        if (xdev_numdir_open(procfd, path, &d) < 0) {
+                proc_rings_check(p);
                 return 0;
+        }
         while (!p->over_budget && p->hidden_tid == 0 && xdev_numdir_next(d, &tid, NULL)) {
                 int tfds[FDS_PER_PROC_MAX];
                 size_t ttgt[FDS_PER_PROC_MAX], tn = 0;
@@ -325,13 +421,14 @@ static int proc_scan_fds(const struct xdev_sweep *s, int procfd, struct proc *p)
                         }
         }
         (void) closedir(d);
+        proc_rings_check(p);
         return 0;
 }
 
 /* P holds a target, or may: it was not read to the end. */
 static bool proc_holds(const struct proc *p) {
         return p->n_fds > 0 || p->hidden_tid != 0 || p->uring_fd >= 0 || p->uring_unlisted >= 0 ||
-                p->over_budget;
+                p->over_budget || p->ring_gap != RING_GAP_NONE;
 }
 
 /* A uid of a system account (nobody among them): a daemon root started. */
@@ -525,6 +622,46 @@ static bool proc_defer(struct xdev_sweep *s, const struct proc *p) {
         return true;
 }
 
+/* A ring P maps whose files no scan lists: under "warn" logged, else
+ * *RET_WHY says why P must go. */
+static void proc_ring_gap(struct xdev_sweep *s, const struct proc *p, enum xdev_linger policy,
+                          const char **ret_node, const char **ret_why) {
+        const char *why = NULL;
+        char what[96];
+
+        switch (p->ring_gap) {
+        case RING_GAP_NONE:
+                return;
+        case RING_GAP_NO_FD:
+                (void) snprintf(what, sizeof what,
+                                "an io_uring (inode %llu) mapped with no fd left",
+                                (unsigned long long) p->ring_gap_ino);
+                why = "an io_uring mapped with no fd left, whose files no scan lists, may hold it unseen";
+                break;
+        case RING_GAP_TOO_MANY:
+                (void) snprintf(what, sizeof what, "more than %d io_uring rings mapped",
+                                XDEV_URING_MAPPED_MAX);
+                why = "more io_uring rings mapped than a scan tracks, may hold it unseen";
+                break;
+        case RING_GAP_UNREAD:
+                (void) snprintf(what, sizeof what, "a memory map that could not be read (%s)",
+                                strerror(-p->maps_error));
+                why = "its memory map could not be read for io_uring rings with no fd, may hold it unseen";
+                break;
+        }
+        if (policy == XDEV_LINGER_WARN) {
+                xdev_log(
+                        s->log, LOG_WARNING,
+                        "pid %d (\"%s\", uid %u) has %s, whose files no scan lists; lingering = warn, leaving it",
+                        (int) p->pid, p->comm, (unsigned) p->ruid, what);
+                return;
+        }
+        xdev_log(s->log, LOG_WARNING, "pid %d (\"%s\", uid %u) has %s", (int) p->pid, p->comm,
+                 (unsigned) p->ruid, what);
+        *ret_node = p->n_fds > 0 ? s->targets[p->tgt[0]].path : "any shared node";
+        *ret_why = why;
+}
+
 /* What no fd copy can reach: more fds than one scan lists, an io_uring
  * registered file, a thread's own fd table. Returns why the process must
  * go (and *RET_NODE), or NULL; under "warn" it only logs. */
@@ -561,6 +698,7 @@ static const char *proc_unreachable(struct xdev_sweep *s, const struct proc *p,
                         why = "an io_uring whose files the kernel did not list (its lock is held), may hold it unseen";
                 }
         }
+        proc_ring_gap(s, p, policy, ret_node, &why);
         if (p->over_budget && proc_defer(s, p)) {
                 xdev_log(
                         s->log, LOG_INFO,
@@ -812,6 +950,9 @@ static void proc_report(struct xdev_sweep *s, int pidfd, const struct proc *p) {
                 report_add(s, p, s->targets[p->uring_tgt].path, p->uring_fd, 0, false, true);
         if (p->hidden_tid != 0)
                 report_add(s, p, s->targets[p->hidden_tgt].path, -1, p->hidden_tid, false, false);
+        /* for the look after the lock, which acts on the pids it lists */
+        if (p->ring_gap != RING_GAP_NONE)
+                report_add(s, p, s->targets[0].path, -1, 0, false, true);
 }
 
 /* Kernel threads all share one fd table, kthreadd's (pid 2 of the initial
@@ -896,7 +1037,8 @@ static int sweep_end_user(struct xdev_sweep *s, int procfd, struct proc *p) {
         /* what it holds is cut off before the signal: the grace period is
          * not a time to read keys in */
         uncut = proc_scan_fds(s, procfd, p) < 0 || p->uring_fd >= 0 || p->hidden_tid != 0 ||
-                p->uring_unlisted >= 0 || p->over_budget || p->n_fds >= FDS_PER_PROC_MAX;
+                p->uring_unlisted >= 0 || p->over_budget || p->ring_gap != RING_GAP_NONE ||
+                p->n_fds >= FDS_PER_PROC_MAX;
         for (size_t i = 0; i < p->n_fds; i++)
                 (void) fd_act(s, pidfd, p, i, true, &uncut, &(bool) { false });
         victim_add(s, pidfd, p, s->targets[0].path, "lingering = kill-user, the user logged out",

@@ -128,6 +128,11 @@ struct xdev_sweep_opts {
         size_t n_spare;
         struct xdev_sweep_defer *defer; /* with IN_SESSION and HAS_ONLY; NULL:
                                           * over the budget is killed */
+        /* With HAS_ONLY, each process's maps are read too, and one that maps
+         * an io_uring no fd of it names (doc/DESIGN.md §3.5.4) is taken for
+         * unreachable. FD_RINGS_ONLY: not read (a look at the holder's own
+         * processes, which acts on nothing). */
+        bool fd_rings_only;
 };
 
 /* The highest uid of a system account (login.defs' SYS_UID_MAX default):

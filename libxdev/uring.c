@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The registered files an io_uring's fdinfo lists. The kernel prints them
+/* The registered files an io_uring's fdinfo lists, and the rings a process
+ * maps (uring.h). The kernel prints the files
  * as "%5u: NAME" after a "UserFiles:\t%u" line (NAME a dentry name on older
  * kernels, a path escaped by seq_file on newer ones, so that no name holds a
  * newline); the list may be as long as RLIMIT_NOFILE, and a user chooses
@@ -9,12 +10,17 @@
  *  2. A file is matched by its identity as the kernel prints it: a path
  *     (newer kernels) only by the whole path of a node, a bare name (older
  *     kernels, which print no more) by a node's last component. A line
- *     whose middle was dropped is longer than any node's path: no match. */
+ *     whose middle was dropped is longer than any node's path: no match.
+ *  3. A ring is known in maps by what only the kernel writes there: the
+ *     name "anon_inode:[io_uring]" whole, after fields that parse, on a line
+ *     short enough to be kept whole. A user names files, never an anonymous
+ *     inode, and the kernel escapes a newline in a name ("\012"). */
 #include "config.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "uring.h"
@@ -113,7 +119,23 @@ struct scan {
         bool in_list;
         unsigned long count;  /* the files the tag counts */
         unsigned long listed; /* index lines after it (files, then buffers) */
+        uint64_t ino;         /* of the "ino:\t%lu" line, 0 before it */
 };
+
+/* The inode of an "ino:\t%lu" line (above the list: the kernel's own). */
+static uint64_t ino_value(const struct line *l) {
+        uint64_t v = 0;
+        size_t i = 4;
+
+        while (i < l->len && i < LINE_HEAD && (l->buf[i] == '\t' || l->buf[i] == ' '))
+                i++;
+        for (; i < l->len && i < LINE_HEAD && l->buf[i] >= '0' && l->buf[i] <= '9'; i++) {
+                if (v > (UINT64_MAX - 9) / 10)
+                        return 0;
+                v = v * 10 + (uint64_t) (l->buf[i] - '0');
+        }
+        return i == l->len ? v : 0;
+}
 
 /* One whole line. 1: a path found; 0: go on; -E2BIG: past the budget. */
 static int scan_line(struct scan *sc, const struct line *l, const char *const *paths,
@@ -132,35 +154,212 @@ static int scan_line(struct scan *sc, const struct line *l, const char *const *p
         } else if (l->len >= 10 && memcmp(l->buf, "UserFiles:", 10) == 0) {
                 sc->in_list = true;
                 sc->count = tag_count(l);
+        } else if (l->len > 4 && memcmp(l->buf, "ino:", 4) == 0) {
+                sc->ino = ino_value(l);
         }
         return 0;
 }
 
 int xdev_uring_fdinfo_find(int fd, const char *const *paths, size_t n_paths, unsigned budget,
-                           unsigned *cost, size_t *ret_index) {
+                           unsigned *cost, size_t *ret_index, uint64_t *ret_ino) {
         struct line line = { .len = 0 };
         struct scan sc = { .in_list = false };
         char buf[16384];
+        ssize_t n;
+        int r = 0;
 
         for (;;) {
-                ssize_t n = read(fd, buf, sizeof buf);
+                n = read(fd, buf, sizeof buf);
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0) /* a last line without '\n' is not whole */
-                        return !sc.in_list || (sc.count > 0 && sc.listed == 0) ? -EAGAIN : 0;
-                for (const char *c = buf, *e = buf + n; c < e;) {
+                if (n <= 0)
+                        break;
+                for (const char *c = buf, *e = buf + n; c < e && r == 0;) {
                         const char *nl = memchr(c, '\n', (size_t) (e - c));
                         line_add(&line, c, (size_t) ((nl ? nl : e) - c));
                         if (!nl)
                                 break;
                         c = nl + 1;
-                        int r = scan_line(&sc, &line, paths, n_paths, budget, cost, ret_index);
-                        if (r != 0)
-                                return r;
+                        r = scan_line(&sc, &line, paths, n_paths, budget, cost, ret_index);
                         line.len = 0;
                         line.cut = false;
                 }
+                if (r != 0)
+                        break;
         }
+        if (ret_ino)
+                *ret_ino = sc.ino;
+        if (n < 0)
+                return -errno;
+        if (r != 0)
+                return r;
+        /* a last line without '\n' is not whole */
+        return !sc.in_list || (sc.count > 0 && sc.listed == 0) ? -EAGAIN : 0;
+}
+
+/* A line of maps is kept whole up to this length. A ring's line is far
+ * shorter: two addresses, the permissions, the offset, the device and the
+ * inode, padding to column 73, then the 21 bytes of its name. */
+#define MAPS_LINE_MAX 256
+#define RING_NAME "anon_inode:[io_uring]"
+
+static int hex_digit(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        return -1; /* the kernel prints lower case */
+}
+
+/* Hex digits at *P (before END), at most MAX of them; false for none. */
+static bool take_hex(const char **p, const char *end, size_t max, uint64_t *ret) {
+        uint64_t v = 0;
+        size_t k = 0;
+
+        for (; *p < end && hex_digit(**p) >= 0; (*p)++, k++) {
+                if (k == max)
+                        return false;
+                v = v << 4 | (uint64_t) hex_digit(**p);
+        }
+        *ret = v;
+        return k > 0;
+}
+
+/* Decimal digits at *P (before END) that fit 64 bits; false for none. */
+static bool take_dec(const char **p, const char *end, uint64_t *ret) {
+        uint64_t v = 0;
+        size_t k = 0;
+
+        for (; *p < end && **p >= '0' && **p <= '9'; (*p)++, k++) {
+                uint64_t d = (uint64_t) (**p - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return false;
+                v = v * 10 + d;
+        }
+        *ret = v;
+        return k > 0;
+}
+
+static bool take_char(const char **p, const char *end, char c) {
+        if (*p >= end || **p != c)
+                return false;
+        (*p)++;
+        return true;
+}
+
+/* The permissions, "rwxs" with '-' for each one missing ('p' private). */
+static bool take_perms(const char **p, const char *end) {
+        static const char yes[] = "rwxs", no[] = "---p";
+
+        if (end - *p < 4)
+                return false;
+        for (int i = 0; i < 4; i++)
+                if ((*p)[i] != yes[i] && (*p)[i] != no[i])
+                        return false;
+        *p += 4;
+        return true;
+}
+
+/* For a whole line L (LEN bytes) of maps, "START-END PERMS OFFSET MAJ:MIN
+ * INODE   NAME": 1 and the ring's device and inode when NAME is the ring's
+ * name whole, 0 for any other mapping (a file whose path only ends like
+ * it), -EIO when the name is a ring's but the fields do not parse. */
+static int maps_line_ring(const char *l, size_t len, dev_t *ret_dev, uint64_t *ret_ino) {
+        const size_t nlen = sizeof RING_NAME - 1;
+        const char *p = l, *end;
+        uint64_t skip, maj, min, ino; /* SKIP: the addresses, the offset */
+
+        if (len < nlen + 1 || memcmp(l + len - nlen, RING_NAME, nlen) != 0)
+                return 0;
+        end = l + len - nlen; /* the fields, then the padding */
+        if (!take_hex(&p, end, 16, &skip) || !take_char(&p, end, '-') ||
+            !take_hex(&p, end, 16, &skip) || !take_char(&p, end, ' ') || !take_perms(&p, end) ||
+            !take_char(&p, end, ' ') || !take_hex(&p, end, 16, &skip) || !take_char(&p, end, ' ') ||
+            !take_hex(&p, end, 3, &maj) || !take_char(&p, end, ':') ||
+            !take_hex(&p, end, 5, &min) || !take_char(&p, end, ' ') || !take_dec(&p, end, &ino))
+                return -EIO;
+        /* the name starts after the padding: anything else before it is
+         * part of another name ("/home/a/x anon_inode:[io_uring]") */
+        if (p == end)
+                return -EIO;
+        while (p < end && *p == ' ')
+                p++;
+        if (p != end)
+                return 0;
+        *ret_dev = makedev((unsigned) maj, (unsigned) min);
+        *ret_ino = ino;
+        return 1;
+}
+
+static void mapped_add(struct xdev_uring_mapped *m, dev_t dev, uint64_t ino) {
+        for (size_t i = 0; i < m->n; i++)
+                if (m->dev[i] == dev && m->ino[i] == ino)
+                        return;
+        if (m->n == XDEV_URING_MAPPED_MAX) {
+                m->overflow = true;
+                return;
+        }
+        m->dev[m->n] = dev;
+        m->ino[m->n++] = ino;
+}
+
+/* One line, CUT when it was longer than kept (no ring's). 0, -E2BIG past
+ * MAX lines, -EIO. */
+static int maps_line(struct xdev_uring_mapped *m, const char *l, size_t len, bool cut, size_t max,
+                     size_t *lines) {
+        dev_t dev;
+        uint64_t ino;
+        int r;
+
+        if (++*lines > max)
+                return -E2BIG;
+        if (cut)
+                return 0;
+        r = maps_line_ring(l, len, &dev, &ino);
+        if (r > 0)
+                mapped_add(m, dev, ino);
+        return r < 0 ? r : 0;
+}
+
+int xdev_uring_maps_read(int fd, size_t max_lines, size_t *lines, struct xdev_uring_mapped *ret) {
+        struct xdev_uring_mapped m = { .n = 0 };
+        char buf[16384], line[MAPS_LINE_MAX];
+        size_t len = 0;
+        bool cut = false;
+        ssize_t n;
+        int r = 0;
+
+        for (;;) {
+                n = read(fd, buf, sizeof buf);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                for (const char *c = buf, *e = buf + n; c < e && r == 0;) {
+                        const char *nl = memchr(c, '\n', (size_t) (e - c));
+                        size_t k = (size_t) ((nl ? nl : e) - c);
+                        if (!cut && k <= sizeof line - len) {
+                                memcpy(line + len, c, k);
+                                len += k;
+                        } else
+                                cut = true;
+                        if (!nl)
+                                break;
+                        c = nl + 1;
+                        r = maps_line(&m, line, len, cut, max_lines, lines);
+                        len = 0;
+                        cut = false;
+                }
+                if (r != 0)
+                        break;
+        }
+        if (n < 0)
+                return -errno;
+        /* the kernel ends every line; a last one without '\n' is read too */
+        if (r == 0 && (len > 0 || cut))
+                r = maps_line(&m, line, len, cut, max_lines, lines);
+        if (r < 0)
+                return r;
+        *ret = m;
+        return 0;
 }

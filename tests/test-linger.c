@@ -195,6 +195,53 @@ static struct holder holder_start_uring(const char *path, uid_t uid) {
         return holder_start_uring_padded(path, uid, 0, false);
 }
 
+/* A ring of the holder's, mapped as liburing maps it (its SQ ring, at
+ * file offset 0), holding PATH as its one registered file. With DROP_FD
+ * its fd is registered in the ring itself (IORING_REGISTER_RING_FDS, Linux
+ * 5.18) and closed: the holder can go on submitting by index, and only
+ * PID/maps shows the ring ("anon_inode:[io_uring]"). */
+struct mapped_ring_arg {
+        const char *path;
+        bool drop_fd;
+};
+
+static int map_a_ring(void *data) {
+        const struct mapped_ring_arg *a = data;
+        struct io_uring_params params = { 0 };
+        struct io_uring_rsrc_update self = { .offset = UINT32_MAX };
+        int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
+        int fd = open(a->path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        size_t len = params.sq_off.array + params.sq_entries * sizeof(uint32_t);
+
+        if (ring < 0 || fd < 0)
+                return 12;
+        if (mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
+                 IORING_OFF_SQ_RING) == MAP_FAILED ||
+            syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
+                return 13;
+        (void) close(fd);
+        if (!a->drop_fd)
+                return 0;
+        self.data = (uint64_t) ring;
+        if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_RING_FDS, &self, 1) != 1)
+                return 14;
+        (void) close(ring);
+        /* still usable: a no-op submitted through the registered index */
+        if (syscall(SYS_io_uring_enter, self.offset, 0, 0, IORING_ENTER_REGISTERED_RING, NULL, 0) <
+            0)
+                return 15;
+        return 0;
+}
+
+/* Returns pid 0 when io_uring (or, with DROP_FD, a registered ring fd) is
+ * unavailable. */
+static struct holder holder_start_mapped_ring(const char *path, uid_t uid, bool drop_fd) {
+        struct mapped_ring_arg a = { path, drop_fd };
+        pid_t pid = h_holder_spawn(map_a_ring, &a, uid, false);
+
+        return (struct holder) { .pid = pid > 0 ? pid : 0 };
+}
+
 static bool holder_alive(struct holder *h) {
         if (h->reaped)
                 return false;
@@ -424,6 +471,64 @@ START_TEST(test_io_uring_registered_file_is_found) {
         ck_assert_msg(!holder_alive(&h), "a process holding the node in an io_uring survived");
         ck_assert_msg(strstr(logbuf, "io_uring"), "log: %s", logbuf);
         holder_stop(&h);
+}
+END_TEST
+
+/* A ring whose fd was registered in itself and closed holds the node where
+ * no fd table shows it, and its fdinfo cannot be read: only PID/maps shows
+ * the ring. Its process is unreachable and goes under revoke at a logout,
+ * by SIGKILL at once at a VT switch, and is logged under warn. A ring with
+ * its fd, holding /dev/null, and a process with no ring are left alone. */
+START_TEST(test_io_uring_with_no_fd_left_is_unreachable) {
+        struct holder h = holder_start_mapped_ring(vtpath, H_UID_ALICE, true);
+        if (h.pid == 0) {
+                fprintf(stderr, "test-linger: a registered io_uring fd is not available here\n");
+                return;
+        }
+        struct holder ring = holder_start_mapped_ring("/dev/null", H_UID_ALICE, false);
+        struct holder plain = { .pid = h_holder_spawn(NULL, NULL, H_UID_ALICE, false) };
+        ck_assert_msg(ring.pid > 0 && plain.pid > 0, "the innocent processes did not start");
+        struct xdev_sweep_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
+
+        struct xdev_sweep_counts c = sweep(XDEV_LINGER_REVOKE, &o);
+        bool gone = !holder_alive(&h), ring_alive = holder_alive(&ring),
+             plain_alive = holder_alive(&plain);
+        holder_stop(&h);
+        ck_assert_msg(gone, "a process holding the node in a ring with no fd left survived:\n%s",
+                      logbuf);
+        ck_assert_msg(ring_alive, "a ring with its fd, holding /dev/null, was ended:\n%s", logbuf);
+        ck_assert_msg(plain_alive, "a process without a ring was ended:\n%s", logbuf);
+        ck_assert_msg(c.holders == 1 && c.terminated == 1, "%u holders, %u ended, not 1:\n%s",
+                      c.holders, c.terminated, logbuf);
+        ck_assert_msg(strstr(logbuf, "no fd left"), "log: %s", logbuf);
+
+        /* at a VT switch (the user keeps her session): killed at once */
+        h = holder_start_mapped_ring(vtpath, H_UID_ALICE, true);
+        ck_assert_msg(h.pid > 0, "the holder at a switch did not start");
+        logbuf[0] = '\0';
+        struct xdev_sweep_opts sw = o;
+        sw.in_session = true;
+        c = sweep(XDEV_LINGER_KILL, &sw);
+        gone = !holder_alive(&h);
+        holder_stop(&h);
+        ck_assert_msg(gone && holder_alive(&ring) && holder_alive(&plain),
+                      "at a switch: the ring with no fd left %s, the innocent ones %s:\n%s",
+                      gone ? "ended" : "survived",
+                      holder_alive(&ring) && holder_alive(&plain) ? "left" : "ended", logbuf);
+        ck_assert_msg(strstr(logbuf, "SIGKILL, not cut off"), "log: %s", logbuf);
+
+        /* warn: logged, left */
+        h = holder_start_mapped_ring(vtpath, H_UID_ALICE, true);
+        ck_assert_msg(h.pid > 0, "the second holder did not start");
+        logbuf[0] = '\0';
+        c = sweep(XDEV_LINGER_WARN, &o);
+        bool alive = holder_alive(&h);
+        holder_stop(&h);
+        holder_stop(&ring);
+        holder_stop(&plain);
+        ck_assert_msg(alive && c.terminated == 0, "warn ended a process:\n%s", logbuf);
+        ck_assert_msg(strstr(logbuf, "no fd left") && strstr(logbuf, "lingering = warn"),
+                      "warn did not log the ring with no fd left:\n%s", logbuf);
 }
 END_TEST
 
@@ -1517,6 +1622,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_io_uring_padded_past_any_read_is_found);
         tcase_add_test(tc, test_io_uring_file_of_the_same_name_is_not_a_holder);
         tcase_add_test(tc, test_io_uring_with_its_lock_held_is_unreachable);
+        tcase_add_test(tc, test_io_uring_with_no_fd_left_is_unreachable);
         tcase_add_test(tc, test_process_over_the_scan_budget_is_terminated);
         tcase_add_test(tc, test_process_without_the_node_is_not_a_holder);
         tcase_add_test(tc, test_found_through_another_name);

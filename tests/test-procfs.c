@@ -17,6 +17,7 @@
 #include <sys/acl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -322,7 +323,7 @@ static int find(const char *text, unsigned budget, unsigned *cost, size_t *idx) 
 
         *cost = 0;
         *idx = 99;
-        r = xdev_uring_fdinfo_find(fd, names, 2, budget, cost, idx);
+        r = xdev_uring_fdinfo_find(fd, names, 2, budget, cost, idx, NULL);
         (void) close(fd);
         return r;
 }
@@ -400,9 +401,125 @@ START_TEST(test_fdinfo_unreadable) {
         int p[2];
 
         ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-        ck_assert_int_eq(xdev_uring_fdinfo_find(p[1], names, 1, 8192, &cost, &idx), -EBADF);
+        ck_assert_int_eq(xdev_uring_fdinfo_find(p[1], names, 1, 8192, &cost, &idx, NULL), -EBADF);
         (void) close(p[0]);
         (void) close(p[1]);
+}
+END_TEST
+
+/* The "ino:" line above the list names the ring that was read. */
+START_TEST(test_fdinfo_names_its_ring) {
+        static const char *const names[] = { "/dev/dri/card0" };
+        unsigned cost = 0;
+        uint64_t ino = 7;
+        size_t idx;
+        int fd =
+                fdinfo("pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t16369571\n"
+                       "UserFiles:\t1\n    0: /dev/null\n");
+
+        ck_assert_int_eq(xdev_uring_fdinfo_find(fd, names, 1, 8192, &cost, &idx, &ino), 0);
+        ck_assert_uint_eq(ino, 16369571);
+        (void) close(fd);
+        /* one of a list is a name, not the ring's inode */
+        fd = fdinfo("UserFiles:\t0\nino:\t5\n");
+        ck_assert_int_eq(xdev_uring_fdinfo_find(fd, names, 1, 8192, &cost, &idx, &ino), 0);
+        ck_assert_uint_eq(ino, 0);
+        (void) close(fd);
+}
+END_TEST
+
+static int maps_read(const char *text, size_t max, size_t *lines, struct xdev_uring_mapped *m) {
+        int fd = fdinfo(text), r;
+
+        *lines = 0;
+        r = xdev_uring_maps_read(fd, max, lines, m);
+        (void) close(fd);
+        return r;
+}
+
+#define RING_LINE(start, off, ino) \
+        start "-" start "f rw-s " off " 00:10 " ino "                   anon_inode:[io_uring]\n"
+
+/* A ring is a mapping the kernel names "anon_inode:[io_uring]", kept once
+ * whatever part of it is mapped; a file whose path ends like that name, or
+ * a name the kernel escaped, is none. */
+START_TEST(test_maps_rings) {
+        struct xdev_uring_mapped m = { 0 };
+        size_t lines;
+
+        ck_assert_int_eq(
+                maps_read(
+                        "55d0c0a00000-55d0c0a02000 r--p 00000000 fd:01 1837 /usr/bin/cat\n"
+                        "7f00aa000000-7f00aa021000 rw-p 00000000 00:00 0 \n" RING_LINE(
+                                "7f8dcbfa0000", "10000000", "16080002")
+                                RING_LINE("7f8dcbfa1000", "00000000", "16080002") RING_LINE(
+                                        "7f8dcbfa3000", "00000000",
+                                        "16080003") "7f8dcbfa5000-7f8dcbfa6000 rw-s 00000000 fd:01 99      "
+                                                    "/home/a/x anon_inode:[io_uring]\n"
+                                                    "7f8dcbfa6000-7f8dcbfa7000 rw-s 00000000 fd:01 98      "
+                                                    "/home/a/x\\012anon_inode:[io_uring] (deleted)\n"
+                                                    "7ffd1c3d9000-7ffd1c3fa000 rw-p 00000000 00:00 0 [stack]\n",
+                        100, &lines, &m),
+                0);
+        ck_assert_uint_eq(lines, 8);
+        ck_assert_uint_eq(m.n, 2);
+        ck_assert(!m.overflow);
+        ck_assert_uint_eq(m.ino[0], 16080002);
+        ck_assert_uint_eq(m.ino[1], 16080003);
+        ck_assert(m.dev[0] == makedev(0, 0x10));
+        /* none; a last line without its newline is read */
+        ck_assert_int_eq(maps_read("", 100, &lines, &m), 0);
+        ck_assert_uint_eq(m.n, 0);
+        ck_assert_int_eq(maps_read("7f8dcbfa1000-7f8dcbfa2000 rw-s 00000000 00:10 42 "
+                                   "anon_inode:[io_uring]",
+                                   100, &lines, &m),
+                         0);
+        ck_assert_uint_eq(m.n, 1);
+        ck_assert_uint_eq(m.ino[0], 42);
+}
+END_TEST
+
+/* Past the budget the reading stops; a ring's name after fields that do not
+ * parse is an error; either leaves the result alone. More rings than are
+ * kept are told. A line longer than any ring's is passed over whole. */
+START_TEST(test_maps_bounds) {
+        struct xdev_uring_mapped m = { .n = 99 };
+        size_t size = 1 << 20, off = 0, lines;
+        char *text = malloc(size);
+
+        ck_assert_ptr_nonnull(text);
+        ck_assert_int_eq(maps_read(RING_LINE("7f0000000000", "0", "1")
+                                           RING_LINE("7f0000001000", "0", "2")
+                                                   RING_LINE("7f0000002000", "0", "3"),
+                                   2, &lines, &m),
+                         -E2BIG);
+        ck_assert_uint_eq(lines, 3);
+        ck_assert_uint_eq(m.n, 99);
+        ck_assert_int_eq(
+                maps_read("7f0000000000-7f0000001000 rw-s 0 00:10 x anon_inode:[io_uring]\n", 100,
+                          &lines, &m),
+                -EIO);
+        ck_assert_int_eq(
+                maps_read("7f0000000000-7f0000001000 rw-s 0 00:10 7anon_inode:[io_uring]\n", 100,
+                          &lines, &m),
+                -EIO);
+        ck_assert_uint_eq(m.n, 99);
+        for (unsigned i = 0; i <= XDEV_URING_MAPPED_MAX; i++)
+                off += (size_t) snprintf(text + off, size - off,
+                                         "7f%010x-7f%010x rw-s 00000000 00:10 %u  "
+                                         "anon_inode:[io_uring]\n",
+                                         i << 12, (i + 1) << 12, 1000 + i);
+        /* a file's path of 4000 bytes that ends like a ring's name */
+        off += (size_t) snprintf(text + off, size - off,
+                                 "7f0000000000-7f0000001000 r--p 0 fd:01 9 /");
+        memset(text + off, 'd', 4000);
+        off += 4000;
+        (void) snprintf(text + off, size - off, " anon_inode:[io_uring]\n");
+        ck_assert_int_eq(maps_read(text, 1000, &lines, &m), 0);
+        ck_assert_uint_eq(lines, XDEV_URING_MAPPED_MAX + 2);
+        ck_assert_uint_eq(m.n, XDEV_URING_MAPPED_MAX);
+        ck_assert(m.overflow);
+        free(text);
 }
 END_TEST
 
@@ -422,6 +539,9 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_fdinfo_lists);
         tcase_add_test(tc, test_fdinfo_long);
         tcase_add_test(tc, test_fdinfo_unreadable);
+        tcase_add_test(tc, test_fdinfo_names_its_ring);
+        tcase_add_test(tc, test_maps_rings);
+        tcase_add_test(tc, test_maps_bounds);
         return s;
 }
 

@@ -40,11 +40,32 @@ static bool index_line(const char *l, size_t len, size_t *ret_end) {
         return true;
 }
 
+/* The value of an "ino:" line above the list: blanks, then digits to its
+ * end within its first 32 bytes, or 0. */
+static uint64_t ino_line(const char *l, size_t len) {
+        uint64_t v = 0;
+        size_t i = 4;
+
+        if (len > 32)
+                return 0;
+        while (i < len && (l[i] == '\t' || l[i] == ' '))
+                i++;
+        for (; i < len; i++) {
+                if (l[i] < '0' || l[i] > '9' || v > (UINT64_MAX - 9) / 10)
+                        return 0;
+                v = v * 10 + (uint64_t) (l[i] - '0');
+        }
+        return v;
+}
+
 /* 1 found (*RET), 0 none, -EAGAIN not listed: no tag, or a count > 0 with
- * no index line after the tag. */
-static int reference(const char *d, size_t size, size_t *ret) {
+ * no index line after the tag. *INO: the ring's, from the last "ino:"
+ * line read before the tag (the reader stops where it finds). */
+static int reference(const char *d, size_t size, size_t *ret, uint64_t *ino) {
         bool in_list = false;
         unsigned long count = 0, listed = 0;
+
+        *ino = 0;
 
         for (size_t s = 0; s < size;) {
                 const char *nl = memchr(d + s, '\n', size - s);
@@ -53,6 +74,10 @@ static int reference(const char *d, size_t size, size_t *ret) {
                 size_t len = (size_t) (nl - (d + s)), i = 0;
                 const char *l = d + s;
                 s += len + 1;
+                if (!in_list && len > 4 && memcmp(l, "ino:", 4) == 0) {
+                        *ino = ino_line(l, len);
+                        continue;
+                }
                 if (!in_list) {
                         in_list = len >= 10 && memcmp(l, "UserFiles:", 10) == 0;
                         for (size_t k = 10; in_list && k < len && k < 32; k++) {
@@ -81,17 +106,18 @@ static int reference(const char *d, size_t size, size_t *ret) {
         return !in_list || (count > 0 && listed == 0) ? -EAGAIN : 0;
 }
 
-static int run(int fd, unsigned budget, unsigned *cost, size_t *idx) {
+static int run(int fd, unsigned budget, unsigned *cost, size_t *idx, uint64_t *ino) {
         assert(lseek(fd, 0, SEEK_SET) == 0);
         *cost = 0;
         *idx = SIZE_MAX;
-        return xdev_uring_fdinfo_find(fd, names, N_NAMES, budget, cost, idx);
+        return xdev_uring_fdinfo_find(fd, names, N_NAMES, budget, cost, idx, ino);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t want = SIZE_MAX, got;
+        uint64_t want_ino, ino;
         unsigned cost;
-        int want_r = reference((const char *) data, size, &want);
+        int want_r = reference((const char *) data, size, &want, &want_ino);
         bool found = want_r == 1;
         int fd = memfd_create("fuzz-uring", MFD_CLOEXEC), r;
 
@@ -105,12 +131,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 }
                 off += (size_t) n;
         }
-        r = run(fd, UINT32_MAX, &cost, &got);
+        r = run(fd, UINT32_MAX, &cost, &got, &ino);
         assert(r == want_r);
+        assert(ino == want_ino);
         if (found)
                 assert(got == want);
         /* a small budget: the same answer, or stopped past it */
-        r = run(fd, 3, &cost, &got);
+        r = run(fd, 3, &cost, &got, NULL);
         assert(r == -E2BIG || r == want_r);
         assert(cost <= 4);
         if (r == -E2BIG)
