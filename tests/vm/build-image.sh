@@ -15,7 +15,11 @@
 # own cache, default /var/cache/pam_xdevices-vm-trixie, so that the Debian
 # 12 images are never pruned for it; the patched Xorg is trixie's, from
 # build-xorg.sh's cache: make check-xserver-trixie or check-vm-trixie
-# builds it).
+# builds it). It also gets Xorg's upstream server with the upstream series
+# when ../../xserver-patch/build-xorg-upstream.sh's cache (built in the
+# trixie build root, under a hash of its inputs) has it: in
+# /usr/local/lib/xdt/xorg-upstream/ (Xorg, modules/ with its own
+# modesetting driver), for r3 (make check-vm-upstream builds it).
 # VM_INITS=1 adds inits/packages.list (openrc, runit, busybox), in a cache
 # of its own (default /var/cache/pam_xdevices-vm-inits), and installs the
 # project as make install does for OpenRC and runit (--with-initdir=no
@@ -50,6 +54,7 @@ suite=${VM_SUITE:-bookworm}
 case $suite in *[!a-z]*|'') echo "build-image: bad VM_SUITE '$suite'" >&2; exit 2 ;; esac
 wayland=${VM_WAYLAND:-0}
 libseat_stages=
+upstream_stage=
 case $wayland in 0|1) ;; *) echo "build-image: bad VM_WAYLAND '$wayland' (0 or 1)" >&2; exit 2 ;; esac
 inits=${VM_INITS:-0}
 case $inits in 0|1) ;; *) echo "build-image: bad VM_INITS '$inits' (0 or 1)" >&2; exit 2 ;; esac
@@ -72,6 +77,14 @@ elif [ "$suite" = bookworm ]; then
 else
 	cache=${XDT_CACHE:-/var/cache/pam_xdevices-vm-$suite}
 	xorg_builddir=$(XSERVER_SUITE=$suite XSERVER_BUILDDIR= sh "$srcdir/xserver-patch/build-xorg.sh" --print-builddir)
+	# Xorg's upstream server with the upstream series, built in this
+	# suite's build root (r3), when build-xorg-upstream.sh's cache has it
+	# (XDT_UPSTREAM_STAGE: another build's stage directory instead)
+	upstream_stage=${XDT_UPSTREAM_STAGE:-}
+	if [ "$suite" = trixie ] && [ -z "$upstream_stage" ]; then
+		d=$(XORG_UPSTREAM_SUITE=trixie XORG_UPSTREAM_BUILDDIR='' sh "$srcdir/xserver-patch/build-xorg-upstream.sh" --print-builddir)
+		if [ -f "$d/.build-xorg-upstream-done" ]; then upstream_stage=$d/stage; fi
+	fi
 fi
 mirror=${XDT_MIRROR:-http://deb.debian.org/debian}
 security_mirror=${XDT_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
@@ -190,6 +203,15 @@ make_layer() {
 		md=$(find "${sd#*=}" -path '*/xorg/modules*/drivers/modesetting_drv.so' | head -n 1)
 		cp -a "${md%/drivers/*}" "$root/usr/local/lib/xdt/${sd%%=*}-libseat/modules"
 	done
+	# Xorg's upstream server (r3): its binary and its own modules (the
+	# modesetting driver built for its video ABI); the input driver is
+	# the suite's, loaded with -ignoreABI (xdt-user's startx-upstream)
+	if [ -n "$upstream_stage" ]; then
+		install -d -m 0755 "$root/usr/local/lib/xdt/xorg-upstream"
+		install -m 0755 "$upstream_stage/usr/bin/Xorg" "$root/usr/local/lib/xdt/xorg-upstream/Xorg"
+		md=$(find "$upstream_stage" -path '*/xorg/modules/drivers/modesetting_drv.so' | head -n 1)
+		cp -a "${md%/drivers/*}" "$root/usr/local/lib/xdt/xorg-upstream/modules"
+	fi
 	# No logind of any kind in the Wayland image: sway's polkitd pulls in
 	# elogind, whose PAM module and daemon would manage the sessions (and
 	# make pam_xdevices stand down). Purged, polkitd's dependency broken.
@@ -258,6 +280,8 @@ img_key=$( {
 	echo "$base_key $xorg_hash"
 	# each build directory's name holds the hash of its inputs
 	echo "libseat:$libseat_stages"
+	# the upstream server's build directory is named by its inputs' hash
+	[ -z "$upstream_stage" ] || echo "upstream:$upstream_stage"
 	declare -f make_layer
 	[ "$inits" = 0 ] || { declare -f inits_layer; cat "$here"/inits/*; }
 	(cd "$here" && cat guest/* linger/* follow/* wayland/* packages.list)
@@ -265,7 +289,7 @@ img_key=$( {
 } | hash_stream)
 img=$cache/img-$img_key
 if [ ! -e "$img/.done" ]; then
-	say "building image $img (project: $project, patched Xorg: $([ "$xorg_hash" = none ] && echo absent || echo present)${libseat_stages:+, with libseat:$libseat_stages})"
+	say "building image $img (project: $project, patched Xorg: $([ "$xorg_hash" = none ] && echo absent || echo present)${libseat_stages:+, with libseat:$libseat_stages}${upstream_stage:+, upstream Xorg: $upstream_stage})"
 	t0=$SECONDS
 	rm -rf "$img" "$img.tmp"
 	mkdir -p "$img.tmp"
@@ -281,6 +305,7 @@ if [ ! -e "$img/.done" ]; then
 	{
 		echo "project=$project"
 		echo "patched_xorg=$([ "$xorg_hash" = none ] && echo absent || echo present)"
+		echo "upstream_xorg=$([ -n "$upstream_stage" ] && echo present || echo absent)"
 		echo "base=$base_key"
 		echo "image=$img_key"
 	} >"$img.tmp/info"

@@ -30,8 +30,12 @@
 # u2), then OpenRC again without udev and with busybox mdev (noinit=udev:
 # m1); --scenarios takes o*/u*/m* ids, each run in the boot of its init;
 # OUT gets an -inits suffix, a directory per boot.
-# VM_TRIPS=N: the round trips' loops of r1 and r2 take N trips each
-# (default 20, and 5 with VM_SUITE=trixie).
+# VM_TRIPS=N: the round trips' loops of r1, r2 and r3 take N trips each
+# (default 20, and 5 with VM_SUITE=trixie). r3 (roundtrip-xorg-upstream,
+# VM_SUITE=trixie only, not in its default list: make check-vm-upstream)
+# first builds Xorg's upstream server with the upstream series
+# (xserver-patch/build-xorg-upstream.sh, cached), unless VM_ALLOW_SKIP
+# names it.
 # Env: VM_ALLOW_SKIP=name,... (e.g. xinit-patched-xorg: the patched Xorg is
 #      then not built, and its scenario may skip); XSERVER_BUILDDIR (the
 #      patched Xorg's build directory, as for make check-xserver; default
@@ -113,6 +117,24 @@ if [ "${VM_WAYLAND:-0}" = 1 ]; then
 		fi
 		echo "check-vm: $server with libseat ready in $((SECONDS - t0)) s"
 	done
+fi
+# Xorg's upstream server with the upstream series (r3, the Debian 13
+# image): built once in the trixie build root, then found in its cache
+# (xserver-patch/build-xorg-upstream.sh, where build-image.sh looks).
+if [ "$suite" = trixie ]; then
+	case ",$scenarios," in
+	*,r3,* | *,roundtrip-xorg-upstream,*)
+		case ",$allow_skip," in
+		*,r3,* | *,roundtrip-xorg-upstream,*) ;;
+		*)
+			t0=$SECONDS
+			if ! XORG_UPSTREAM_SUITE=trixie XORG_UPSTREAM_BUILDDIR='' sh "$srcdir/xserver-patch/build-xorg-upstream.sh" >&2; then
+				echo "FAIL: roundtrip-xorg-upstream: no upstream Xorg (xserver-patch/build-xorg-upstream.sh failed)"
+				exit 1
+			fi
+			echo "check-vm: upstream Xorg ready in $((SECONDS - t0)) s" ;;
+		esac ;;
+	esac
 fi
 t0=$SECONDS
 img=$("$here/build-image.sh" --srcdir "$srcdir" | tail -n 1)

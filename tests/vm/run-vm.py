@@ -48,6 +48,7 @@ NAMES = {
     "t1": "login-repeat",
     "r1": "roundtrip-xorg-stock",
     "r2": "roundtrip-xorg-patched",
+    "r3": "roundtrip-xorg-upstream",
     "w1": "wayland-sway",
     "w2": "roundtrip-sway",
     "o1": "openrc-service",
