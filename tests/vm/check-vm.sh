@@ -47,7 +47,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
 scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
-[ "$suite" = bookworm ] || scenarios=r1,r2,s1,s3,t1
+[ "$suite" = bookworm ] || scenarios=r1,r2,r3,s1,s3,t1
 [ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2,w3,w4,w5
 [ "${VM_INITS:-0}" = 0 ] || scenarios=o1,o2,u1,u2,m1
 while [ $# -gt 0 ]; do
