@@ -5,8 +5,9 @@
  * kernels, a path escaped by seq_file on newer ones, so that no name holds a
  * newline); the list may be as long as RLIMIT_NOFILE, and a user chooses
  * the names. Rules this file keeps:
- *  1. Bounded memory: a line is kept as its head and its tail, whatever its
- *     length, and the file is read in fixed chunks to its end.
+ *  1. Bounded memory: both files are read in fixed chunks to their end by
+ *     one line reader (lines_read), which keeps a line whole up to a bound
+ *     and a longer one as its head and its tail (fdinfo) or as cut (maps).
  *  2. A file is matched by its identity as the kernel prints it: a path
  *     (newer kernels) only by the whole path of a node, a bare name (older
  *     kernels, which print no more) by a node's last component. A line
@@ -27,15 +28,20 @@
 
 #define LINE_HEAD 32  /* the index and ": " */
 #define LINE_TAIL 160 /* more than any name looked for */
+#define LINE_KEPT 256 /* the most of a line any reader keeps */
 
+/* A line as a reader keeps it: whole up to SIZE bytes (at most LINE_KEPT);
+ * a longer one is CUT, and keeps its first HEAD bytes and its last SIZE -
+ * HEAD (none when HEAD is SIZE: only that it was longer counts). */
 struct line {
-        char buf[LINE_HEAD + LINE_TAIL];
+        char buf[LINE_KEPT];
+        size_t size, head;
         size_t len;
-        bool cut; /* the middle was dropped: buf is head then tail */
+        bool cut; /* longer than SIZE: BUF is its head, then its tail */
 };
 
 static void line_add(struct line *l, const char *seg, size_t n) {
-        size_t room = sizeof l->buf - l->len, k;
+        size_t room = l->size - l->len, tail = l->size - l->head, k;
 
         if (!l->cut && n <= room) {
                 memcpy(l->buf + l->len, seg, n);
@@ -49,13 +55,50 @@ static void line_add(struct line *l, const char *seg, size_t n) {
                 n -= room;
                 l->cut = true;
         }
-        if (n >= LINE_TAIL) {
-                memcpy(l->buf + LINE_HEAD, seg + n - LINE_TAIL, LINE_TAIL);
+        if (tail == 0)
+                return;
+        if (n >= tail) {
+                memcpy(l->buf + l->head, seg + n - tail, tail);
                 return;
         }
-        k = LINE_TAIL - n;
-        memmove(l->buf + LINE_HEAD, l->buf + LINE_HEAD + LINE_TAIL - k, k);
-        memcpy(l->buf + LINE_HEAD + k, seg, n);
+        k = tail - n;
+        memmove(l->buf + l->head, l->buf + l->head + tail - k, k);
+        memcpy(l->buf + l->head + k, seg, n);
+}
+
+/* What lines_read hands each whole line (its '\n' read) to, with its DATA;
+ * non-zero stops the reading. */
+typedef int line_fn(void *data, const struct line *l);
+
+/* Reads FD to its end in fixed chunks, each line kept in L as line_add
+ * keeps it and handed to ON_LINE, until ON_LINE returns non-zero. Returns
+ * that, 0 at the end, or -errno when FD cannot be read. A last line without
+ * '\n' is left in L (its LEN or CUT set), for the caller to judge. */
+static int lines_read(int fd, struct line *l, line_fn *on_line, void *data) {
+        char buf[16384];
+        ssize_t n;
+        int r = 0;
+
+        while (r == 0) {
+                n = read(fd, buf, sizeof buf);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                for (const char *c = buf, *e = buf + n; c < e && r == 0;) {
+                        const char *nl = memchr(c, '\n', (size_t) (e - c));
+                        line_add(l, c, (size_t) ((nl ? nl : e) - c));
+                        if (!nl)
+                                break;
+                        c = nl + 1;
+                        r = on_line(data, l);
+                        l->len = 0;
+                        l->cut = false;
+                }
+        }
+        return r;
 }
 
 /* Whether NAME (LEN bytes) is the node PATH as a ring's fdinfo prints it:
@@ -116,6 +159,11 @@ static unsigned long tag_count(const struct line *l) {
 }
 
 struct scan {
+        const char *const *paths; /* what is looked for, and how far */
+        size_t n_paths;
+        unsigned budget;
+        unsigned *cost;
+        size_t *ret_index;
         bool in_list;
         unsigned long count;  /* the files the tag counts */
         unsigned long listed; /* index lines after it (files, then buffers) */
@@ -137,19 +185,21 @@ static uint64_t ino_value(const struct line *l) {
         return i == l->len ? v : 0;
 }
 
-/* One whole line. 1: a path found; 0: go on; -E2BIG: past the budget. */
-static int scan_line(struct scan *sc, const struct line *l, const char *const *paths,
-                     size_t n_paths, unsigned budget, unsigned *cost, size_t *ret_index) {
+/* One whole line of the scan DATA. 1: a path found; 0: go on; -E2BIG:
+ * past the budget. */
+static int scan_line(void *data, const struct line *l) {
+        struct scan *sc = data;
+
         /* Every line after the tag, to the end: an old kernel prints names
          * unescaped, and a name with a newline must not end the list early.
          * Such a name can at worst make a line that matches, which ends its
          * own process. */
         if (sc->in_list) {
-                if (line_match(l, paths, n_paths, ret_index) == 0)
+                if (line_match(l, sc->paths, sc->n_paths, sc->ret_index) == 0)
                         return 1;
                 if (line_index_end(l) != 0)
                         sc->listed++;
-                if (++*cost > budget)
+                if (++*sc->cost > sc->budget)
                         return -E2BIG;
         } else if (l->len >= 10 && memcmp(l->buf, "UserFiles:", 10) == 0) {
                 sc->in_list = true;
@@ -162,35 +212,18 @@ static int scan_line(struct scan *sc, const struct line *l, const char *const *p
 
 int xdev_uring_fdinfo_find(int fd, const char *const *paths, size_t n_paths, unsigned budget,
                            unsigned *cost, size_t *ret_index, uint64_t *ret_ino) {
-        struct line line = { .len = 0 };
-        struct scan sc = { .in_list = false };
-        char buf[16384];
-        ssize_t n;
-        int r = 0;
+        struct line line = { .size = LINE_HEAD + LINE_TAIL, .head = LINE_HEAD };
+        struct scan sc = {
+                .paths = paths,
+                .n_paths = n_paths,
+                .budget = budget,
+                .cost = cost,
+                .ret_index = ret_index,
+        };
+        int r = lines_read(fd, &line, scan_line, &sc);
 
-        for (;;) {
-                n = read(fd, buf, sizeof buf);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                for (const char *c = buf, *e = buf + n; c < e && r == 0;) {
-                        const char *nl = memchr(c, '\n', (size_t) (e - c));
-                        line_add(&line, c, (size_t) ((nl ? nl : e) - c));
-                        if (!nl)
-                                break;
-                        c = nl + 1;
-                        r = scan_line(&sc, &line, paths, n_paths, budget, cost, ret_index);
-                        line.len = 0;
-                        line.cut = false;
-                }
-                if (r != 0)
-                        break;
-        }
         if (ret_ino)
                 *ret_ino = sc.ino;
-        if (n < 0)
-                return -errno;
         if (r != 0)
                 return r;
         /* a last line without '\n' is not whole */
@@ -200,7 +233,7 @@ int xdev_uring_fdinfo_find(int fd, const char *const *paths, size_t n_paths, uns
 /* A line of maps is kept whole up to this length. A ring's line is far
  * shorter: two addresses, the permissions, the offset, the device and the
  * inode, padding to column 73, then the 21 bytes of its name. */
-#define MAPS_LINE_MAX 256
+#define MAPS_LINE_MAX LINE_KEPT
 #define RING_NAME "anon_inode:[io_uring]"
 
 static int hex_digit(char c) {
@@ -303,63 +336,40 @@ static void mapped_add(struct xdev_uring_mapped *m, dev_t dev, uint64_t ino) {
         m->ino[m->n++] = ino;
 }
 
-/* One line, CUT when it was longer than kept (no ring's). 0, -E2BIG past
- * MAX lines, -EIO. */
-static int maps_line(struct xdev_uring_mapped *m, const char *l, size_t len, bool cut, size_t max,
-                     size_t *lines) {
+struct maps_scan {
+        struct xdev_uring_mapped m;
+        size_t max_lines;
+        size_t *lines;
+};
+
+/* One line of the scan DATA, cut when it was longer than kept (no ring's).
+ * 0, -E2BIG past its MAX_LINES lines, -EIO. */
+static int maps_line(void *data, const struct line *l) {
+        struct maps_scan *ms = data;
         dev_t dev;
         uint64_t ino;
         int r;
 
-        if (++*lines > max)
+        if (++*ms->lines > ms->max_lines)
                 return -E2BIG;
-        if (cut)
+        if (l->cut)
                 return 0;
-        r = maps_line_ring(l, len, &dev, &ino);
+        r = maps_line_ring(l->buf, l->len, &dev, &ino);
         if (r > 0)
-                mapped_add(m, dev, ino);
+                mapped_add(&ms->m, dev, ino);
         return r < 0 ? r : 0;
 }
 
 int xdev_uring_maps_read(int fd, size_t max_lines, size_t *lines, struct xdev_uring_mapped *ret) {
-        struct xdev_uring_mapped m = { .n = 0 };
-        char buf[16384], line[MAPS_LINE_MAX];
-        size_t len = 0;
-        bool cut = false;
-        ssize_t n;
-        int r = 0;
+        struct line line = { .size = MAPS_LINE_MAX, .head = MAPS_LINE_MAX };
+        struct maps_scan ms = { .m = { .n = 0 }, .max_lines = max_lines, .lines = lines };
+        int r = lines_read(fd, &line, maps_line, &ms);
 
-        for (;;) {
-                n = read(fd, buf, sizeof buf);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                for (const char *c = buf, *e = buf + n; c < e && r == 0;) {
-                        const char *nl = memchr(c, '\n', (size_t) (e - c));
-                        size_t k = (size_t) ((nl ? nl : e) - c);
-                        if (!cut && k <= sizeof line - len) {
-                                memcpy(line + len, c, k);
-                                len += k;
-                        } else
-                                cut = true;
-                        if (!nl)
-                                break;
-                        c = nl + 1;
-                        r = maps_line(&m, line, len, cut, max_lines, lines);
-                        len = 0;
-                        cut = false;
-                }
-                if (r != 0)
-                        break;
-        }
-        if (n < 0)
-                return -errno;
         /* the kernel ends every line; a last one without '\n' is read too */
-        if (r == 0 && (len > 0 || cut))
-                r = maps_line(&m, line, len, cut, max_lines, lines);
+        if (r == 0 && (line.len > 0 || line.cut))
+                r = maps_line(&ms, &line);
         if (r < 0)
                 return r;
-        *ret = m;
+        *ret = ms.m;
         return 0;
 }
