@@ -454,43 +454,6 @@ int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_los
         return r < 0 ? r : 0;
 }
 
-/* Lingering holders of every shared node: everyone but root and the holder. */
-static int linger_locked(struct xdev_ctx *ctx, struct xdev_sweep_opts *opts,
-                         struct xdev_sweep_counts *c) {
-        struct xdev_store store = { -1, -1 };
-        struct xdev_state state = { 0 };
-        struct xdev_sweep_target *targets = NULL;
-        size_t n = 0;
-        unsigned line;
-        int r;
-
-        r = xdev_store_open(&store, ctx->statedir);
-        if (r < 0)
-                return r;
-        r = xdev_store_load(&store, &state, &line);
-        if (r < 0)
-                goto out;
-        opts->has_keep = state.has_holder;
-        opts->keep_uid = state.holder;
-        if (opts->has_only && opts->has_keep && opts->only_uid == opts->keep_uid) {
-                xdev_log(&ctx->log, LOG_NOTICE,
-                         "uid %u holds the shared devices now; nothing to revoke",
-                         (unsigned) opts->only_uid);
-                *c = (struct xdev_sweep_counts) { 0 };
-                r = 0;
-                goto out;
-        }
-        r = xdev_linger_shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
-        if (r < 0)
-                goto out;
-        r = xdev_sweep_run(targets, n, opts, &ctx->log, c);
-out:
-        free(targets);
-        xdev_state_free(&state);
-        xdev_store_close(&store);
-        return r;
-}
-
 int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
         struct xdev_sweep_opts opts = {
                 .has_only = !all,
@@ -500,9 +463,15 @@ int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
         int r;
 
         xdev_linger_opts_from_config(&opts, &ctx->config);
-        r = linger_locked(ctx, &opts, &c);
+        /* lingering holders of every shared node: everyone but root and
+         * the holder, swept under the lock */
+        r = xdev_linger_sweep_shared(ctx, &opts, false, &c);
         if (r < 0)
                 return r;
+        if (r > 0)
+                xdev_log(&ctx->log, LOG_NOTICE,
+                         "uid %u holds the shared devices now; nothing to revoke",
+                         (unsigned) opts.only_uid);
         xdev_log(
                 &ctx->log, LOG_NOTICE,
                 "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
@@ -538,7 +507,7 @@ int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
         xdev_txn_end(ctx, &t);
         /* After the state lock is released: the scan takes it again. */
         opts.report = &ret->lingering;
-        r = linger_locked(ctx, &opts, &c);
+        r = xdev_linger_sweep_shared(ctx, &opts, false, &c);
         if (r < 0)
                 xdev_status_free(ret);
         return r;

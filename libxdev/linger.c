@@ -241,6 +241,51 @@ int xdev_linger_shared_targets(const struct xdev_state *state, const struct xdev
         return 0;
 }
 
+int xdev_linger_sweep_shared(struct xdev_ctx *ctx, const struct xdev_sweep_opts *how,
+                             bool unlock_first, struct xdev_sweep_counts *ret) {
+        struct xdev_store store = { -1, -1 };
+        struct xdev_state state = { 0 };
+        struct xdev_sweep_opts opts = *how;
+        struct xdev_sweep_target *targets = NULL;
+        uid_t spare[1];
+        size_t n = 0;
+        unsigned line;
+        int r;
+
+        *ret = (struct xdev_sweep_counts) { 0 };
+        r = xdev_store_open(&store, ctx->statedir);
+        if (r < 0)
+                return r;
+        r = xdev_store_load(&store, &state, &line);
+        if (r < 0)
+                goto out;
+        r = 0;
+        if (opts.has_only && state.has_holder && state.holder == opts.only_uid) {
+                r = 1;
+                goto out;
+        }
+        opts.has_keep = state.has_holder;
+        opts.keep_uid = state.holder;
+        /* the holder alone: a user in the background keeps nothing that
+         * is not cut off already or his by right */
+        spare[0] = state.holder;
+        opts.spare = spare;
+        opts.n_spare = state.has_holder ? 1 : 0;
+        if (unlock_first)
+                xdev_store_close(&store);
+        /* the recorded nodes and the enumerable ones: after the last
+         * logout nothing is recorded, and the file is still hers */
+        r = xdev_linger_shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
+        if (r < 0)
+                goto out;
+        r = xdev_sweep_run(targets, n, &opts, &ctx->log, ret);
+out:
+        free(targets);
+        xdev_state_free(&state);
+        xdev_store_close(&store);
+        return r;
+}
+
 int xdev_linger_adopt(struct xdev_ctx *ctx, struct xdev_state *state, struct xdev_fd_bin *bin,
                       struct xdev_sweep_wait **waits) {
         int adopted = 0;

@@ -76,6 +76,19 @@ int xdev_linger_shared_targets(const struct xdev_state *state, const struct xdev
                                const struct xdev_log *log, struct xdev_sweep_target **ret,
                                size_t *ret_n);
 
+/* Sweeps every recorded or enumerable shared node
+ * (xdev_linger_shared_targets) as HOW asks, against the state of CTX read
+ * under its lock: the processes of that state's holder are kept (HOW's
+ * has_keep and keep_uid are set from it) and, in the pass after the lock
+ * (HOW->others), spared (spare, n_spare). With UNLOCK_FIRST the lock is let
+ * go once the state is read (a sweep that only reads and reports), else
+ * held to the end. Returns what xdev_sweep_run() returns (counts in *RET,
+ * zeroed first), 1 when HOW asks for one uid (has_only) that holds the
+ * devices in that state (nothing swept), or -errno when the state cannot
+ * be read. */
+int xdev_linger_sweep_shared(struct xdev_ctx *ctx, const struct xdev_sweep_opts *how,
+                             bool unlock_first, struct xdev_sweep_counts *ret);
+
 /* Sweeps whose sweeper died (a login killed in its grace period) or is
  * stuck: this transaction takes them over, with the deadline they had. A
  * uid that has a session again is not swept. Returns the number of records

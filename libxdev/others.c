@@ -12,7 +12,6 @@
 
 #include "linger.h"
 #include "others.h"
-#include "state.h"
 #include "sweep.h"
 
 /* The candidates of the pass after the lock's second half: the pids its
@@ -33,59 +32,6 @@ static int pid_list_of(void *data, uid_t uid, pid_t **ret, size_t *n) {
         return 0;
 }
 
-/* The recorded shared nodes and the uid to spare (the holder's) of the
- * state, read under the lock, then the sweep OPTS asks for: after the lock is let go when
- * LOOK_ONLY (it reads and reports), else before (it acts, against the
- * state of that moment). A sweep of one uid (HAS_ONLY) that holds the
- * devices again by then does nothing. */
-static int others_sweep(struct xdev_ctx *ctx, struct xdev_sweep_opts *opts, bool look_only,
-                        struct xdev_sweep_counts *c) {
-        struct xdev_store store = { -1, -1 };
-        struct xdev_state state = { 0 };
-        struct xdev_sweep_target *targets = NULL;
-        uid_t *spare = NULL;
-        size_t n = 0, ns = 0;
-        unsigned line;
-        int r;
-
-        *c = (struct xdev_sweep_counts) { 0 };
-        r = xdev_store_open(&store, ctx->statedir);
-        if (r < 0)
-                return r;
-        r = xdev_store_load(&store, &state, &line);
-        if (r < 0)
-                goto out;
-        spare = calloc(1, sizeof *spare);
-        if (!spare) {
-                r = -ENOMEM;
-                goto out;
-        }
-        /* the holder alone: a user in the background keeps nothing that
-         * is not cut off already or his by right */
-        if (state.has_holder)
-                spare[ns++] = state.holder;
-        if (opts->has_only && state.has_holder && state.holder == opts->only_uid)
-                goto out;
-        opts->has_keep = state.has_holder;
-        opts->keep_uid = state.holder;
-        opts->spare = spare;
-        opts->n_spare = ns;
-        if (look_only) /* the lock only to read the state */
-                xdev_store_close(&store);
-        /* the recorded nodes and the enumerable ones: after the last
-         * logout nothing is recorded, and the file is still hers */
-        r = xdev_linger_shared_targets(&state, &ctx->config, &ctx->log, &targets, &n);
-        if (r < 0)
-                goto out;
-        r = xdev_sweep_run(targets, n, opts, &ctx->log, c);
-out:
-        free(spare);
-        free(targets);
-        xdev_state_free(&state);
-        xdev_store_close(&store);
-        return r;
-}
-
 /* One half of the pass after the lock: LOOK (report-only, the candidates
  * in LOOK->procs or every process) read without the lock, then what it
  * found read again and acted on under the lock, as at a VT switch. */
@@ -100,7 +46,9 @@ static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_sweep_op
         look.report_only = true;
         look.report = &rep;
         look.scan_budget = XDEV_SWEEP_SCAN_BUDGET_MAX;
-        r = others_sweep(ctx, &look, true, &c);
+        /* read and reported after the lock is let go; a sweep of one uid
+         * (HAS_ONLY) that holds the devices again by then does nothing */
+        r = xdev_linger_sweep_shared(ctx, &look, true, &c);
         ret->examined += c.examined;
         if (r < 0 || rep.n == 0) {
                 xdev_sweep_report_free(&rep);
@@ -130,11 +78,12 @@ static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_sweep_op
         act.in_session = true;
         act.procs = &src;
         act.grace_ms = ctx->config.linger_grace_ms;
-        r = others_sweep(ctx, &act, false, &c);
+        /* acted on under the lock, against the state of that moment */
+        r = xdev_linger_sweep_shared(ctx, &act, false, &c);
         c.examined = 0;
         xdev_sweep_counts_add(ret, &c);
         free(cand.pids);
-        return r;
+        return r < 0 ? r : 0;
 }
 
 int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer,
