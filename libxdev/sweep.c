@@ -900,12 +900,10 @@ static void proc_act(struct xdev_sweep *s, int pidfd, const struct proc *p) {
 /* An input fd already revoked answers ENODEV to every ioctl. */
 static bool fd_is_revoked(int pidfd, int fd) {
         int copy = pidfd_getfd(pidfd, fd);
-        bool revoked;
+        bool revoked = copy >= 0 && xdev_evdev_is_revoked(copy);
 
-        if (copy < 0)
-                return false;
-        revoked = xdev_evdev_is_revoked(copy);
-        (void) close(copy);
+        if (copy >= 0)
+                (void) close(copy);
         return revoked;
 }
 
