@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -146,18 +145,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static struct xdev_uring_mapped want, got, untouched;
         size_t want_lines, lines;
         int want_r = reference((const char *) data, size, SIZE_MAX, &want, &want_lines);
-        int fd = memfd_create("fuzz-maps", MFD_CLOEXEC), r;
+        int fd = fuzz_memfd("fuzz-maps", data, size), r;
 
         if (fd < 0)
                 return 0;
-        for (size_t off = 0; off < size;) {
-                ssize_t n = write(fd, data + off, size - off);
-                if (n <= 0) {
-                        (void) close(fd);
-                        return 0;
-                }
-                off += (size_t) n;
-        }
         memset(&untouched, 0xa5, sizeof untouched);
         got = untouched;
         r = run(fd, SIZE_MAX, &lines, &got);

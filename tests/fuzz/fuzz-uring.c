@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fuzz.h"
@@ -119,18 +118,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         unsigned cost;
         int want_r = reference((const char *) data, size, &want, &want_ino);
         bool found = want_r == 1;
-        int fd = memfd_create("fuzz-uring", MFD_CLOEXEC), r;
+        int fd = fuzz_memfd("fuzz-uring", data, size), r;
 
         if (fd < 0)
                 return 0;
-        for (size_t off = 0; off < size;) {
-                ssize_t n = write(fd, data + off, size - off);
-                if (n <= 0) {
-                        (void) close(fd);
-                        return 0;
-                }
-                off += (size_t) n;
-        }
         r = run(fd, UINT32_MAX, &cost, &got, &ino);
         assert(r == want_r);
         assert(ino == want_ino);
