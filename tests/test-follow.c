@@ -406,6 +406,16 @@ static unsigned daemon_log_count(const char *what) {
         return n;
 }
 
+/* How often the daemon's log says WHAT, once it says it more than BEFORE
+ * times or WAIT_MS have passed: it logs an announcement just after it
+ * makes it, so a test that saw the uevents may read the log too soon. */
+static unsigned daemon_log_wait(const char *what, unsigned before) {
+        unsigned n;
+        for (int ms = 0; (n = daemon_log_count(what)) <= before && ms < WAIT_MS; ms += 20)
+                sleep_ms(20);
+        return n;
+}
+
 /* No shared node announced since the last uevents_clear(). */
 static void assert_none_announced(const char *why) {
         for (size_t i = 0; i < h_n_shared_nodes; i++)
@@ -582,8 +592,11 @@ START_TEST(test_busy_server_is_given_time) {
         ck_assert_msg(daemon_log_count("and is not done with its VT enter; looking again") > 0,
                       "the daemon did not say it waits for a busy server");
         /* woken, it sleeps without them: announced, before the patience */
+        unsigned said = daemon_log_count("; announced ");
         ck_assert_int_eq(kill(sb, SIGCONT), 0);
         wait_announced_to(H_UID_BOB, H_UID_ALICE, "bob's server woke without its nodes");
+        ck_assert_msg(daemon_log_wait("; announced ", said) > said,
+                      "the daemon did not log its announcement");
         ck_assert_msg(daemon_log_count("and was never seen done") == 0,
                       "announced at the end of the patience, not when the server was idle");
 
@@ -591,6 +604,7 @@ START_TEST(test_busy_server_is_given_time) {
         ta = server_start(H_UID_BOB, h_vt + 1, both_events);
         ck_assert_int_eq(kill(sa, SIGSTOP), 0);
         uevents_clear();
+        said = daemon_log_count("; announced ");
         h_set_active_vt(h_vt);
         daemon_kick();
         wait_shared(H_UID_ALICE, "rw", "alice's VT in front again");
@@ -598,6 +612,8 @@ START_TEST(test_busy_server_is_given_time) {
         sleep_ms(2000);
         assert_none_announced("alice's server is stopped: it may still open them");
         wait_announced_to(H_UID_ALICE, H_UID_BOB, "alice's server stayed stopped");
+        ck_assert_msg(daemon_log_wait("; announced ", said) > said,
+                      "the daemon did not log its announcement");
         ck_assert_msg(daemon_log_count("and was never seen done") == 1,
                       "the daemon did not say it gave up waiting for a busy server");
 
@@ -682,8 +698,11 @@ START_TEST(test_display_server_announced_once_back_in_its_loop) {
         sleep_ms(1200);
         assert_none_announced("bob's display server sleeps in nanosleep: still in its VT enter");
         unsigned gave_up = daemon_log_count("and was never seen done");
+        unsigned said = daemon_log_count("; announced ");
         ck_assert_int_eq(kill(sb, SIGUSR1), 0);
         wait_announced_to(H_UID_BOB, H_UID_ALICE, "bob's display server back in its event loop");
+        ck_assert_msg(daemon_log_wait("; announced ", said) > said,
+                      "the daemon did not log its announcement");
         ck_assert_msg(daemon_log_count("and was never seen done") == gave_up,
                       "announced when patience ended, not when the server was back in its loop");
 

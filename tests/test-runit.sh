@@ -75,6 +75,13 @@ esac
 # the sysvinit script's supervisor, as start-stop-daemon starts it
 sh "$tmp/init.d/xdevicesd" supervise &
 echo $! >/run/xdevicesd.supervisor.pid
+# until the child has exec'd the script (under load it may not have yet:
+# its cmdline is still this shell's)
+i=0
+while [ $i -lt 100 ] && ! tr '\0' ' ' <"/proc/$!/cmdline" | grep -q 'xdevicesd supervise $'; do
+	sleep 0.05
+	i=$((i + 1))
+done
 out=$(sh "$tmp/run"); rc=$?
 case "$rc:$out" in
 5:*"the sysvinit script runs it already"*) echo "PASS: run stands aside for the sysvinit supervisor (exit 5)" ;;

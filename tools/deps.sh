@@ -9,7 +9,7 @@
 set -eu
 core="autoconf automake libtool pkg-config make gcc libc6-dev
 	libpam0g-dev libpam-modules libudev-dev udev libdrm-dev libacl1-dev acl check libseat-dev
-	util-linux binutils busybox"
+	util-linux binutils busybox python3"
 slow="build-essential clang libclang-rt-14-dev clang-format cppcheck valgrind strace git
 	qemu-system-x86 qemu-utils mmdebstrap netpbm imagemagick e2fsprogs fakeroot
 	dpkg-dev debhelper devscripts lintian equivs python3

@@ -41,7 +41,10 @@
 #      patched Xorg's build directory, as for make check-xserver; default
 #      build-xorg.sh's cache, /var/cache/pam_xdevices-xorg/SUITE-KEY, which
 #      build-image.sh finds the same way; not for VM_SUITE=trixie, which
-#      always uses the cache).
+#      always uses the cache); VM_RETRY=N: up to N scenarios that failed
+#      run once more, in a second boot (run-vm.py --retry; .ci/run sets
+#      2): each prints "RETRIED: name: ..." with its first failure, then
+#      its second verdict, which counts (default 0: none).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
@@ -72,6 +75,10 @@ for tool in qemu-system-x86_64 mmdebstrap mkfs.ext4 python3; do
 	}
 done
 allow_skip=${VM_ALLOW_SKIP:-}
+retry=${VM_RETRY:-0}
+case $retry in
+'' | *[!0-9]*) echo "check-vm: bad VM_RETRY '$retry' (a number of scenarios)" >&2; exit 2 ;;
+esac
 case ",$allow_skip," in
 *,xinit-patched-xorg,* | *,s3,*) build_xorg=0 ;;
 *) build_xorg=1 ;;
@@ -152,7 +159,7 @@ if [ "${VM_INITS:-0}" = 1 ]; then
 		[ -n "$list" ] || continue
 		echo "check-vm: boot $init${append:+ ($append)}: $list"
 		python3 "$here/run-vm.py" --image "$img" --out "$out/$init" --scenarios "$list" \
-			--allow-skip "$allow_skip" --append "$append" | tee "$out/$init.summary" || rc=1
+			--allow-skip "$allow_skip" --append "$append" --retry "$retry" | tee "$out/$init.summary" || rc=1
 		passed=$((passed + $(sed -n 's/^\([0-9]*\) passed.*/\1/p' "$out/$init.summary")))
 		failed=$((failed + $(sed -n 's/.* \([0-9]*\) failed.*/\1/p' "$out/$init.summary")))
 	done
@@ -174,4 +181,4 @@ case $trips in
 *[!0-9]* | 0*) echo "check-vm: bad VM_TRIPS '$trips' (a number of round trips)" >&2; exit 2 ;;
 esac
 exec python3 "$here/run-vm.py" --image "$img" --out "$out" --scenarios "$scenarios" --allow-skip "$allow_skip" --vga "$vga" \
-	--append "${trips:+xdt.trips=$trips}"
+	--retry "$retry" --append "${trips:+xdt.trips=$trips}"
