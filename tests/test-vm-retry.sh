@@ -4,7 +4,7 @@
 # replaced by its verdicts: which scenarios boot again, what is printed,
 # what counts. The boots themselves are the qemu suite's.
 src=${XDEV_TOP_SRCDIR:-$(dirname "$0")/..}
-exec python3 - "$src/tests/vm/run-vm.py" <<'EOF'
+exec python3 -B - "$src/tests/vm/run-vm.py" <<'EOF'
 import contextlib
 import importlib.util
 import io
