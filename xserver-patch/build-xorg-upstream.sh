@@ -168,12 +168,12 @@ done
 if [ -n "$missing" ]; then
 	say "installing$missing"
 	# shellcheck disable=SC2086
-	apt-get install -y -q $missing >>"$LOG" 2>&1 ||
+	apt-get install -y -q -o DPkg::Lock::Timeout=900 $missing >>"$LOG" 2>&1 ||
 		{ tail -n 20 "$LOG" >&2; die "apt-get install$missing failed"; }
 fi
 # Nothing to do (and nothing fetched) when the build root already has them.
 if apt-get build-dep -s -q xorg-server 2>/dev/null | grep -q '^Inst '; then
-	apt-get build-dep -y -q xorg-server >>"$LOG" 2>&1 ||
+	apt-get build-dep -y -q -o DPkg::Lock::Timeout=900 xorg-server >>"$LOG" 2>&1 ||
 		{ tail -n 20 "$LOG" >&2; die "apt-get build-dep xorg-server failed"; }
 fi
 stage_end

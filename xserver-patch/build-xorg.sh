@@ -29,6 +29,20 @@ PATCHDIR=$HERE/patches
 SERIES=$PATCHDIR/series
 
 die() { echo "build-xorg: $*" >&2; exit 1; }
+# Another apt (a lane building an image, apt's daily timer) may hold the
+# locks: wait for it, up to APT_WAIT seconds, rather than fail. apt-get
+# update's lock on the lists has no timeout in apt 2.6: tried again.
+APT_WAIT=${APT_WAIT:-900}
+apt_update() {
+	waited=0
+	until apt-get update -q >>"$LOG" 2>&1; do
+		if ! tail -n 3 "$LOG" | grep -q 'Could not get lock' || [ "$waited" -ge "$APT_WAIT" ]; then
+			die "apt-get update failed"
+		fi
+		sleep 5
+		waited=$((waited + 5))
+	done
+}
 patches() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$SERIES"; }
 
 # The version of xorg-server the build would fetch: apt's candidate for its
@@ -160,9 +174,10 @@ if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sou
 	else
 		die "no Debian apt source found to copy as deb-src"
 	fi
-	apt-get update -q >>"$LOG" 2>&1 || die "apt-get update failed"
+	apt_update
 fi
-DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q xorg-server >>"$LOG" 2>&1 ||
+DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q -o DPkg::Lock::Timeout="$APT_WAIT" \
+	xorg-server >>"$LOG" 2>&1 ||
 	{ tail -n 20 "$LOG" >&2; die "apt-get build-dep xorg-server failed"; }
 stage_end
 
