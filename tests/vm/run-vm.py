@@ -226,7 +226,7 @@ def main():
         again, _, more, _ = boot(args, [token[n] for n in failing], os.path.join(args.out, "retry"))
         results.update(again)
         figures += [f"second boot: {f}" for f in more]
-    return report(args, wanted, names, allowed, results, order, figures, boot_s, first, start)
+    return report(args, names, allowed, results, order, figures, boot_s, first, start)
 
 
 def boot(args, wanted, out):
@@ -377,15 +377,10 @@ def boot(args, wanted, out):
         qemu.wait()
         shutil.rmtree(tmp, ignore_errors=True)
         ctl_log.close()
-    serial_tail[0] = serial_log
     return results, order, figures, boot_s
 
 
-# the serial console whose tail a failure prints: the last boot's
-serial_tail = [None]
-
-
-def report(args, wanted, names, allowed, results, order, figures, boot_s, first, start):
+def report(args, names, allowed, results, order, figures, boot_s, first, start):
     """The verdicts, the figures and the summary line; the exit status."""
     passed = failed = skipped = 0
     for name in order + [n for n in names if n not in order]:
@@ -409,7 +404,8 @@ def report(args, wanted, names, allowed, results, order, figures, boot_s, first,
         else:
             failed += 1
             print(f"FAIL: {name}: {reason} ({t:.1f} s)")
-    serial_log = serial_tail[0] or os.path.join(args.out, "serial.log")
+    # the serial console of the last boot
+    serial_log = os.path.join(args.out, "retry" if first else "", "serial.log")
     if failed or boot_s is None:
         try:
             with open(serial_log, errors="replace") as f:
