@@ -6,13 +6,17 @@
 #
 # Each run: mmdebstrap builds a bookworm root (the default variant, no cache,
 # nothing of this machine's packages or caches); the commit is cloned into
-# it; .ci/run runs there with an empty environment (PATH, HOME, CI=true)
-# under its own mount and pid namespaces, so that its mounts and processes
-# end with it, and with the host's /dev (the VTs tty2..63 the tests use) and
-# /sys, and with this machine's test lock (so that its root tests and
+# it, with ../shared/upstream beside it as CI has it (the Xorg builds'
+# sources); .ci/run runs there with an empty environment (PATH, HOME,
+# CI=true) under its own mount namespace, so that its mounts end with it,
+# and with the host's /dev (the VTs tty2..63 the tests use) and /sys, and
+# with this machine's test lock (so that its root tests and
 # those of another tree here take turns on the VTs). A policy-rc.d that denies keeps the packages .ci/run installs from
 # starting daemons (a second udevd would act on the host's devices), as in
-# any chroot. The output of each run is in $CI_CHROOT_LOGS/run-N.log; the
+# any chroot. Not in a pid namespace of its own: the kernel's process
+# events (the process table, test-proctab) are for the initial one only;
+# the processes left in the chroot are killed after the run instead. The
+# output of each run is in $CI_CHROOT_LOGS/run-N.log; the
 # chroot is removed after the run unless CI_CHROOT_KEEP=1.
 #
 #   CI_CHROOT_RUNS  how many runs (default 3)
@@ -57,7 +61,17 @@ say() { echo "ci-chroot: $*" | tee -a "$summary"; }
 
 # the chroot of the run in progress, removed if this script is stopped
 work=
+# kill_chroot ROOT: every process whose root directory is ROOT, killed
+kill_chroot() {
+	local p r
+	for p in /proc/[0-9]*; do
+		r=$(readlink "$p/root" 2>/dev/null) || continue
+		[ "$r" = "$1" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+	done
+	return 0
+}
 cleanup() {
+	[ -z "$work" ] || kill_chroot "$work/root"
 	if [ -n "$work" ] && [ "${CI_CHROOT_KEEP:-0}" != 1 ]; then
 		rm -rf --one-file-system "$work"
 	fi
@@ -97,10 +111,13 @@ one_run() { # run number
 		rm -rf --one-file-system "$work"
 		return 1
 	fi
+	if [ -d "$srcdir/../shared/upstream" ]; then
+		mkdir -p "$root/root/ci/shared" && cp -a "$srcdir/../shared/upstream" "$root/root/ci/shared/"
+	fi
 	say "run $n/$runs: .ci/run on $rev (clone at /root/ci/p in the chroot)"
 	# shellcheck disable=SC2016
 	# --kill-child: if this script is stopped, the run in the chroot ends too
-	unshare --mount --pid --fork --kill-child=SIGKILL --propagation private -- /bin/sh -ec '
+	unshare --mount --fork --kill-child=SIGKILL --propagation private -- /bin/sh -ec '
 		root=$1 lock=$2
 		mount --bind "$root" "$root"
 		mount -t proc proc "$root/proc"
@@ -123,6 +140,7 @@ one_run() { # run number
 	wait "$child"
 	rc=$?
 	child=
+	kill_chroot "$root"
 	t1=$(date +%s)
 	sed -n '/^stage  *| seconds/,$p' "$logs/run-$n.log" | tee -a "$summary"
 	if [ "$rc" = 0 ]; then
