@@ -61,17 +61,19 @@ say() { echo "ci-chroot: $*" | tee -a "$summary"; }
 
 # the chroot of the run in progress, removed if this script is stopped
 work=
-# kill_chroot ROOT: every process whose root directory is ROOT, killed
+# kill_chroot WORK: every process left in the run's mount namespace
+# (named in WORK/mntns), killed
 kill_chroot() {
-	local p r
+	local p ns
+	ns=$(cat "$1/mntns" 2>/dev/null) || return 0
+	[ -n "$ns" ] || return 0
 	for p in /proc/[0-9]*; do
-		r=$(readlink "$p/root" 2>/dev/null) || continue
-		[ "$r" = "$1" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+		[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] && kill -KILL "${p#/proc/}" 2>/dev/null
 	done
 	return 0
 }
 cleanup() {
-	[ -z "$work" ] || kill_chroot "$work/root"
+	[ -z "$work" ] || kill_chroot "$work"
 	if [ -n "$work" ] && [ "${CI_CHROOT_KEEP:-0}" != 1 ]; then
 		rm -rf --one-file-system "$work"
 	fi
@@ -131,16 +133,24 @@ one_run() { # run number
 		# VTs through this lock (tests/harness.c): the chroot shares it
 		: >"$root/tmp/.pam_xdevices-tests.lock"
 		mount --bind "$lock" "$root/tmp/.pam_xdevices-tests.lock"
-		exec chroot "$root" /usr/bin/env -i \
-			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-			HOME=/root LANG=C.UTF-8 CI=true \
-			/bin/bash -c "cd /root/ci/p && exec bash .ci/run"
-	' sh "$root" "$lock" >"$logs/run-$n.log" 2>&1 &
+		readlink /proc/self/ns/mnt >"$3"
+		# the root becomes the root of this mount namespace (pivot_root),
+		# not a chroot inside it: the kernel refuses a user namespace
+		# (unshare(CLONE_NEWUSER): the subordinate-uid holder of the
+		# harness) to a process whose root is not the root of its mount
+		# namespace
+		cd "$root"
+		mkdir -p .ci-old-root
+		pivot_root . .ci-old-root
+		exec chroot . /bin/sh -ec "umount -l /.ci-old-root; rmdir /.ci-old-root
+			exec /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+				HOME=/root LANG=C.UTF-8 CI=true /bin/bash -c \"cd /root/ci/p && exec bash .ci/run\""
+	' sh "$root" "$lock" "$work/mntns" >"$logs/run-$n.log" 2>&1 &
 	child=$!
 	wait "$child"
 	rc=$?
 	child=
-	kill_chroot "$root"
+	kill_chroot "$work"
 	t1=$(date +%s)
 	sed -n '/^stage  *| seconds/,$p' "$logs/run-$n.log" | tee -a "$summary"
 	if [ "$rc" = 0 ]; then
