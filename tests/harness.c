@@ -979,10 +979,22 @@ pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term) {
         return pid;
 }
 
+/* The subordinate-uid holder's child: says which step failed and why
+ * ("e" then the text), for the parent to print. */
+static void subuid_fail(int fd, const char *step) {
+        char msg[160];
+        int n = snprintf(msg, sizeof msg, "e%s: %s", step, strerror(errno));
+
+        if (n > 0)
+                (void) !write(fd, msg, (size_t) n < sizeof msg ? (size_t) n : sizeof msg - 1);
+        _exit(10);
+}
+
 pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid) {
         int go[2], ready[2];
-        char c = 'x', p[64], map[64];
+        char c = 'x', p[64], map[64], why[160] = "";
         struct stat st;
+        ssize_t n;
         pid_t pid;
         int fd;
 
@@ -994,10 +1006,14 @@ pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid) {
         if (pid == 0) {
                 (void) signal(SIGTERM, SIG_DFL);
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0 || setgroups(0, NULL) < 0 ||
-                    setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0 ||
-                    prctl(PR_SET_DUMPABLE, 1) < 0 || unshare(CLONE_NEWUSER) < 0)
-                        _exit(10);
+                if (open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
+                        subuid_fail(ready[1], path);
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_DUMPABLE, 1) < 0)
+                        subuid_fail(ready[1], "taking the uid");
+                /* refused in a chroot: the root must be the mount namespace's */
+                if (unshare(CLONE_NEWUSER) < 0)
+                        subuid_fail(ready[1], "unshare(CLONE_NEWUSER)");
                 (void) !write(ready[1], "u", 1);
                 if (read(go[0], &c, 1) != 1 || setresuid(1, 1, 1) < 0)
                         _exit(11);
@@ -1007,8 +1023,12 @@ pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid) {
         }
         (void) close(go[0]);
         (void) close(ready[1]);
-        if (read(ready[0], &c, 1) != 1 || c != 'u')
-                die("the subordinate-uid holder did not start");
+        n = read(ready[0], why, sizeof why - 1);
+        if (n != 1 || why[0] != 'u') {
+                fprintf(stderr, "harness: the subordinate-uid holder did not start: %s\n",
+                        n > 1 && why[0] == 'e' ? why + 1 : "it died first");
+                exit(99);
+        }
         (void) snprintf(p, sizeof p, "/proc/%d/uid_map", (int) pid);
         (void) snprintf(map, sizeof map, "0 %u 1\n1 %u 1\n", (unsigned) uid, (unsigned) subuid);
         fd = open(p, O_WRONLY | O_CLOEXEC);
