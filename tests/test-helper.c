@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <security/pam_appl.h>
 
+#include "conf-lines.h"
 #include "harness.h"
 #include "runner.h"
 
@@ -319,6 +320,12 @@ static int run_as(uid_t uid, const char *prog, const char *const *argv, char **r
         return WEXITSTATUS(status);
 }
 
+/* A user who is not root: alice, or in h_init_userns's namespace, where no
+ * other uid is mapped, root there (this user outside it). */
+static uid_t any_user(void) {
+        return h_in_userns() ? 0 : H_UID_ALICE;
+}
+
 START_TEST(test_refuses_non_root_and_bad_usage) {
         char *out = NULL;
         const char *argv[] = { "xdevices", "gc", NULL };
@@ -338,7 +345,7 @@ START_TEST(test_version) {
                 char *out = NULL, want[64];
                 const char *argv[] = { names[i], "--version", NULL };
                 ck_assert_msg(progs[i], "XDEV_DAEMON or XDEV_VT_RUN is not set");
-                ck_assert_int_eq(run_as(H_UID_ALICE, progs[i], argv, &out), 0);
+                ck_assert_int_eq(run_as(any_user(), progs[i], argv, &out), 0);
                 snprintf(want, sizeof want, "%s%s\n", names[i], PACKAGE_VERSION);
                 ck_assert_str_eq(out, want);
                 free(out);
@@ -366,7 +373,8 @@ START_TEST(test_check) {
         (void) unlink(H_ROOT "/check/xdevices.d/20-link.conf");
         ck_assert_int_eq(symlink("../real.conf", H_ROOT "/check/xdevices.d/20-link.conf"), 0);
         h_write_file(H_ROOT "/check/xdevices.d/30-b.conf", "drm = r\n", 0644, 0);
-        for (int as = 0; as < 2; as++) {
+        /* root, and a user (none but root is mapped in h_init_userns's) */
+        for (int as = 0; as < (h_in_userns() ? 1 : 2); as++) {
                 ck_assert_int_eq(run_as(as ? H_UID_ALICE : 0, helper(), argv, &out), 1);
                 printf("--- xdevices check (uid %d) ---\n%s---\n", as ? H_UID_ALICE : 0, out);
                 assert_has(out,
@@ -412,20 +420,22 @@ START_TEST(test_check) {
         h_write_file(H_ROOT "/check/xdevices.d/10-a.conf", "input = r\n", 0644, 0);
         h_write_file(H_ROOT "/check/x.conf", "drm = r\ndevices = glob\nglob = drm:/dev/dri/card*\n",
                      0644, 0);
-        ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 0);
+        ck_assert_int_eq(run_as(any_user(), helper(), argv, &out), 0);
         ck_assert_str_eq(out,
                          H_ROOT "/check/x.conf: ok\n" H_ROOT
                                 "/check/xdevices.d/10-a.conf: ok\n" H_ROOT
                                 "/check/xdevices.d/30-b.conf: ok\n");
         free(out);
         /* a user against a root 0600 file: root's to read, and said so */
-        h_write_file(H_ROOT "/check/x.conf", "drm = r\n", 0600, 0);
-        ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 1);
-        assert_has(out,
-                   H_ROOT
-                   "/check/x.conf: cannot open: Permission denied (it is root's: run "
-                   "as root to read it)\n");
-        free(out);
+        if (!h_in_userns()) {
+                h_write_file(H_ROOT "/check/x.conf", "drm = r\n", 0600, 0);
+                ck_assert_int_eq(run_as(H_UID_ALICE, helper(), argv, &out), 1);
+                assert_has(out,
+                           H_ROOT
+                           "/check/x.conf: cannot open: Permission denied (it is root's: run "
+                           "as root to read it)\n");
+                free(out);
+        }
         h_write_file(H_ROOT "/check/x.conf", "drm = r\n", 0644, 0);
         /* devices = glob with no glob line: fine to parse, but said */
         h_write_file(H_ROOT "/check/x.conf", "devices = glob\n", 0644, 0);
@@ -1002,8 +1012,6 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_reset_restores_everything);
         tcase_add_test(tc, test_damaged_state_is_refused_until_forced_reset);
         tcase_add_test(tc, test_refuses_non_root_and_bad_usage);
-        tcase_add_test(tc, test_version);
-        tcase_add_test(tc, test_check);
         tcase_add_test(tc, test_status_as_user);
         tcase_add_test(tc, test_state_lost_mid_session_logout_restores_every_node);
         tcase_add_test(tc, test_state_lost_status_says_so_and_gc_restores_loudly);
@@ -1021,11 +1029,135 @@ static Suite *suite(void) {
         return s;
 }
 
-/* What the helper refuses on its command line alone: as any user too. */
+/* Usage errors of xdevices, one a test: exit 2, the reason and the pointer
+ * at --help, nothing else. */
+static const struct {
+        const char *args[5], *said;
+} usage_errors[] = {
+        { { NULL }, "no command given" },
+        { { "--json", NULL }, "no command given" },
+        { { "frobnicate", NULL }, "unknown command \"frobnicate\"" },
+        { { "status", "extra", NULL }, "status: unexpected operand \"extra\"" },
+        { { "status", "--all", NULL }, "status: \"--all\" does not go with it" },
+        { { "apply", NULL }, "apply: missing operand" },
+        { { "apply", "/dev/input/event0", "/dev/input/event1", NULL },
+          "apply: unexpected operand \"/dev/input/event1\"" },
+        { { "apply", "--all", NULL }, "apply: \"--all\" does not go with it" },
+        { { "forget", NULL }, "forget: missing operand" },
+        { { "forget", "a", "b", NULL }, "forget: unexpected operand \"b\"" },
+        { { "gc", "x", NULL }, "gc: unexpected operand \"x\"" },
+        { { "gc", "--revoke", NULL }, "gc: \"--revoke\" does not go with it" },
+        { { "reset", "x", NULL }, "reset: unexpected operand \"x\"" },
+        { { "reset", "--revoke", "--force", "extra", NULL },
+          "reset: unexpected operand \"extra\"" },
+        { { "revoke", NULL }, "revoke: missing operand" },
+        { { "revoke", "xdalice", "xdbob", NULL }, "revoke: unexpected operand \"xdbob\"" },
+        { { "revoke", "--all", "xdalice", NULL }, "revoke: unexpected operand \"xdalice\"" },
+        { { "mdev", "x", NULL }, "mdev: unexpected operand \"x\"" },
+        { { "check", "x", NULL }, "check: unexpected operand \"x\"" },
+        { { "--frobnicate", "status", NULL }, "unrecognized option '--frobnicate'" },
+        { { "status", "--frobnicate", NULL }, "unrecognized option '--frobnicate'" },
+        { { "-x", "status", NULL }, "invalid option -- 'x'" },
+        { { "status", "--conf", NULL }, "option '--conf' requires an argument" },
+};
+
+START_TEST(test_usage_error_is_said_with_its_reason) {
+        const char *argv[8] = { "xdevices", "--conf=" H_CONF };
+        char *out = NULL, want[200];
+        size_t n = 2;
+
+        for (const char *const *a = usage_errors[_i].args; *a; a++)
+                argv[n++] = *a;
+        ck_assert_int_eq(run_as(0, helper(), argv, &out), 2);
+        snprintf(want, sizeof want, "xdevices: %s\nTry 'xdevices --help' for more information.\n",
+                 usage_errors[_i].said);
+        ck_assert_str_eq(out, want);
+        free(out);
+}
+END_TEST
+
+/* "xdevices check" on a config of one broken line (conf-lines.h), one a
+ * test: exit 1, the line and its reason, the count. */
+START_TEST(test_check_names_a_broken_line) {
+        const char *argv[] = { "xdevices", "check", "--conf=" H_ROOT "/one.conf", NULL };
+        char *out = NULL, want[400];
+
+        h_write_file(H_ROOT "/one.conf", conf_bad_lines[_i].text, 0644, 0);
+        ck_assert_int_eq(run_as(any_user(), helper(), argv, &out), 1);
+        snprintf(want, sizeof want, H_ROOT "/one.conf:1: %s\n", conf_bad_lines[_i].reason);
+        assert_has(out, want);
+        assert_has(out, H_ROOT "/one.conf: 1 error\n");
+        free(out);
+}
+END_TEST
+
+/* Lines "xdevices check" takes, one a test: every value of every key (and
+ * the spellings a line may have), after a glob so that no warning is due. */
+static const char *const good_lines[] = {
+        "mode = acl",
+        "mode = chown",
+        "vt = off",
+        "vt = r",
+        "vt = rw",
+        "drm = off",
+        "drm = r",
+        "input = off",
+        "input = r",
+        "console = r",
+        "console = rw",
+        "devices = glob",
+        "logind = standdown",
+        "logind = ignore",
+        "lingering = revoke",
+        "lingering = kill",
+        "lingering = warn",
+        "lingering = kill-user",
+        "linger_grace = 0",
+        "linger_grace = 60000",
+        "linger_scan_budget = 1024",
+        "linger_scan_budget = 1048576",
+        "debug = yes",
+        "debug = no",
+        "runtime_dir = yes",
+        "runtime_dir = no",
+        "services = login,lightdm",
+        "deny_services = sshd",
+        "glob = console:/dev/tty0",
+        "glob = input:/dev/input/event*",
+        "drm=r",
+        "  drm = r",
+        "# drm = sometimes",
+        "",
+};
+
+START_TEST(test_check_takes_a_good_line) {
+        const char *argv[] = { "xdevices", "check", "--conf=" H_ROOT "/one.conf", NULL };
+        char *out = NULL, text[200];
+
+        snprintf(text, sizeof text, "devices = glob\nglob = drm:/dev/dri/card*\n%s\n",
+                 good_lines[_i]);
+        h_write_file(H_ROOT "/one.conf", text, 0644, 0);
+        ck_assert_msg(run_as(any_user(), helper(), argv, &out) == 0, "\"%s\": %s", good_lines[_i],
+                      out);
+        ck_assert_str_eq(out, H_ROOT "/one.conf: ok\n");
+        free(out);
+}
+END_TEST
+
+/* What the helper refuses on its command line alone, and what "xdevices
+ * check" says of a config: as any user too. */
 static Suite *usage_suite(void) {
         Suite *s = suite_create("helper usage");
         TCase *tc = h_tcase(s, "usage", 60, fresh, NULL);
         tcase_add_test(tc, test_usage_error_names_the_word);
+        tcase_add_loop_test(tc, test_usage_error_is_said_with_its_reason, 0,
+                            (int) (sizeof usage_errors / sizeof usage_errors[0]));
+        tcase_add_test(tc, test_version);
+        tc = h_tcase(s, "check", 60, fresh, NULL);
+        tcase_add_test(tc, test_check);
+        tcase_add_loop_test(tc, test_check_names_a_broken_line, 0, (int) CONF_N_BAD_LINES);
+        tcase_add_loop_test(tc, test_check_takes_a_good_line, 0,
+                            (int) (sizeof good_lines / sizeof good_lines[0]));
         return s;
 }
 
