@@ -35,6 +35,7 @@
 #include "core.h"
 #include "follow.h"
 #include "procfs.h"
+#include "conf-lines.h"
 #include "harness.h"
 #include "runner.h"
 #include "step.h"
@@ -2042,6 +2043,57 @@ static Suite *suite(void) {
         return s;
 }
 
+/* The daemon's usage errors, one a test: exit 2, the reason and the
+ * pointer at --help; it follows nothing. */
+static const struct {
+        const char *arg, *said;
+} daemon_usage_errors[] = {
+        { "extra", "xdevicesd: unexpected operand \"extra\"\n" },
+        { "--frobnicate", "unrecognized option '--frobnicate'\n" },
+        { "--json", "unrecognized option '--json'\n" },
+        { "-x", "invalid option -- 'x'\n" },
+        { "--stderr=yes", "option '--stderr' doesn't allow an argument\n" },
+        { "--test-grant-delay", "option '--test-grant-delay' requires an argument\n" },
+        { "--test-announce-after=abc", "--test-announce-after takes MS, at most" },
+        { "--test-announce-after=-1", "--test-announce-after takes MS, at most" },
+        { "--test-announce-after=99999999", "--test-announce-after takes MS, at most" },
+};
+
+START_TEST(test_daemon_usage_error_is_said) {
+        const char *bin = getenv("XDEV_DAEMON");
+        const char *argv[] = { bin, "--conf=" H_CONF, daemon_usage_errors[_i].arg, NULL };
+        const char *env[] = { "PATH=/usr/bin:/bin", NULL };
+        char *out = NULL;
+        int rc = h_run_helper(argv, env, &out);
+
+        ck_assert_msg(rc == 2 && strstr(out, daemon_usage_errors[_i].said),
+                      "%s: exit %d, output:\n%s", daemon_usage_errors[_i].arg, rc, out);
+        ck_assert_msg(strstr(out, "xdevicesd --help") || strstr(out, "takes MS"),
+                      "%s: no pointer at --help:\n%s", daemon_usage_errors[_i].arg, out);
+        free(out);
+        ck_assert_msg(!state_has("follow"), "a refused option left the state followed");
+}
+END_TEST
+
+/* A config of one broken line (conf-lines.h), one a test: the daemon says
+ * the line and its reason and does not start. */
+START_TEST(test_daemon_refuses_a_broken_line) {
+        const char *bin = getenv("XDEV_DAEMON");
+        const char *argv[] = { bin, "--conf=" H_CONF, "--stderr", NULL };
+        const char *env[] = { "PATH=/usr/bin:/bin", NULL };
+        char *out = NULL, want[400];
+
+        h_write_file(H_CONF, conf_bad_lines[_i].text, 0644, 0);
+        int rc = h_run_helper(argv, env, &out);
+        snprintf(want, sizeof want, H_CONF ":1: %s", conf_bad_lines[_i].reason);
+        ck_assert_msg(rc == 1 && strstr(out, want) &&
+                              strstr(out, "does not start on a broken configuration"),
+                      "\"%s\": exit %d, output:\n%s", conf_bad_lines[_i].text, rc, out);
+        free(out);
+        ck_assert_msg(!state_has("follow"), "a refused config left the state followed");
+}
+END_TEST
+
 /* What the daemon refuses at its start (options, config): as any user too,
  * where there is no VT to set a mode on. */
 static void fresh_any(void) {
@@ -2063,6 +2115,9 @@ static Suite *refusals_suite(void) {
         TCase *tc = h_tcase(s, "refusals", 60, fresh_any, teardown_any);
         tcase_add_test(tc, test_grant_delay_refuses_bad_values);
         tcase_add_test(tc, test_missing_or_broken_conf_is_refused);
+        tcase_add_loop_test(tc, test_daemon_usage_error_is_said, 0,
+                            (int) (sizeof daemon_usage_errors / sizeof daemon_usage_errors[0]));
+        tcase_add_loop_test(tc, test_daemon_refuses_a_broken_line, 0, (int) CONF_N_BAD_LINES);
         return s;
 }
 
