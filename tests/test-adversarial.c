@@ -362,6 +362,13 @@ static void write_bytes(const char *path, const char *buf, size_t len, mode_t mo
         close(fd);
 }
 
+/* What a login on a config the module refuses returns: with a VT (as root)
+ * the module fails it; in h_init_userns's namespace (no VT) it does not
+ * count, but the config was read, and said broken, first. */
+static int broken(void) {
+        return h_in_userns() ? H_IGNORED : PAM_SESSION_ERR;
+}
+
 START_TEST(test_hostile_config_files_grant_nothing) {
         static const char good[] = "devices = glob\nglob = drm:/dev/dri/card*\nlogind = ignore\n";
         size_t big = 10 * 1024 * 1024;
@@ -370,42 +377,44 @@ START_TEST(test_hostile_config_files_grant_nothing) {
 
         /* group-writable */
         write_bytes(H_CONF, good, strlen(good), 0664, 0);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "must be owned by root",
+        expect_login("xdalice", h_vt, NULL, broken(), "must be owned by root",
                      "group-writable config");
         /* a 10 MiB line */
         memset(buf, 'a', big);
         memcpy(buf, "mode = ", 7);
         buf[big] = '\n';
         write_bytes(H_CONF, buf, big + 1, 0644, 0);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "larger than", "10 MiB line");
+        expect_login("xdalice", h_vt, NULL, broken(), "larger than", "10 MiB line");
         /* a 2000-byte line in a small file */
         memset(buf, ' ', 2000);
         memcpy(buf + 2000, "debug\n", 6);
         write_bytes(H_CONF, buf, 2006, 0644, 0);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "line longer than", "long line");
+        expect_login("xdalice", h_vt, NULL, broken(), "line longer than", "long line");
         /* a NUL byte */
         write_bytes(H_CONF, "devices = glob\0\nglob = drm:/dev/*\n", 35, 0644, 0);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "NUL byte", "NUL in config");
+        expect_login("xdalice", h_vt, NULL, broken(), "NUL byte", "NUL in config");
         /* CRLF line ends throughout */
         write_bytes(H_CONF, "devices = glob\r\nlogind = ignore\r\n", 33, 0644, 0);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "control character", "CRLF config");
+        expect_login("xdalice", h_vt, NULL, broken(), "control character", "CRLF config");
         /* a good file, then hostile drop-ins */
         write_bytes(H_CONF, good, strlen(good), 0644, 0);
         ck_assert_int_eq(mkdir(H_ROOT "/xdevices.d", 0755), 0);
-        write_bytes(H_ROOT "/xdevices.d/10-user.conf", "input = rw\n", 11, 0644, H_UID_BOB);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "must be owned by root",
-                     "user-owned drop-in");
-        ck_assert_int_eq(unlink(H_ROOT "/xdevices.d/10-user.conf"), 0);
+        /* no uid but root's is mapped in h_init_userns's namespace */
+        if (!h_in_userns()) {
+                write_bytes(H_ROOT "/xdevices.d/10-user.conf", "input = rw\n", 11, 0644, H_UID_BOB);
+                expect_login("xdalice", h_vt, NULL, broken(), "must be owned by root",
+                             "user-owned drop-in");
+                ck_assert_int_eq(unlink(H_ROOT "/xdevices.d/10-user.conf"), 0);
+        }
         ck_assert_int_eq(symlink("/etc/passwd", H_ROOT "/xdevices.d/10-link.conf"), 0);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "10-link.conf", "symlinked drop-in");
+        expect_login("xdalice", h_vt, NULL, broken(), "10-link.conf", "symlinked drop-in");
         ck_assert_int_eq(unlink(H_ROOT "/xdevices.d/10-link.conf"), 0);
         ck_assert_int_eq(mkfifo(H_ROOT "/xdevices.d/10-fifo.conf", 0644), 0);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "not a regular file", "FIFO drop-in");
+        expect_login("xdalice", h_vt, NULL, broken(), "not a regular file", "FIFO drop-in");
         ck_assert_int_eq(unlink(H_ROOT "/xdevices.d/10-fifo.conf"), 0);
         ck_assert_int_eq(rmdir(H_ROOT "/xdevices.d"), 0);
         ck_assert_int_eq(symlink("/etc", H_ROOT "/xdevices.d"), 0);
-        expect_login("xdalice", h_vt, NULL, PAM_SESSION_ERR, "xdevices.d",
-                     "symlinked drop-in directory");
+        expect_login("xdalice", h_vt, NULL, broken(), "xdevices.d", "symlinked drop-in directory");
         ck_assert_int_eq(unlink(H_ROOT "/xdevices.d"), 0);
         free(buf);
 }
@@ -539,7 +548,6 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_symlinked_device_directory_is_not_followed);
         tcase_add_test(tc, test_symlinked_sibling_directory_is_not_followed);
         tcase_add_test(tc, test_globs_cannot_reach_outside_dev);
-        tcase_add_test(tc, test_hostile_config_files_grant_nothing);
         tcase_add_test(tc, test_planted_state_is_refused);
         tcase_add_test(tc, test_planted_state_tmp_is_not_followed);
         tcase_add_test(tc, test_edited_ledger_cannot_aim_at_other_files);
@@ -559,12 +567,14 @@ static int setup_root(void) {
         return 0;
 }
 
-/* The PAM items refused before any node is looked at: as any user too. */
+/* The PAM items and the config files refused before any node is looked
+ * at: as any user too. */
 static Suite *items_suite(void) {
         Suite *s = suite_create("adversarial PAM items");
         TCase *tc = h_tcase(s, "items", 180, fresh, count_cases);
         tcase_add_test(tc, test_pam_tty_spellings_are_ignored);
         tcase_add_test(tc, test_remote_hosts_are_ignored);
+        tcase_add_test(tc, test_hostile_config_files_grant_nothing);
         return s;
 }
 
