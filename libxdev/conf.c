@@ -19,6 +19,7 @@
 #include "conf.h"
 #include "drmdev.h"
 #include "evdev.h"
+#include "logindefs.h"
 #include "vt.h"
 
 /* Every word the config spells for an enum, for parsing and printing
@@ -111,6 +112,7 @@ void xdev_config_init(struct xdev_config *config) {
                 .lingering = XDEV_LINGER_REVOKE,
                 .linger_grace_ms = 2000,
                 .linger_scan_budget = 8192, /* XDEV_SWEEP_SCAN_BUDGET */
+                .system_uid_max = -1,       /* auto: login.defs */
                 .runtime_dir = true,
         };
 }
@@ -323,6 +325,16 @@ int xdev_config_set(struct xdev_config *config, const char *key, const char *val
                 config->linger_scan_budget = (unsigned) n;
                 return 0;
         }
+        if (strcmp(key, "system_uid_max") == 0) {
+                uint64_t n;
+                if (strcmp(value, "auto") == 0)
+                        config->system_uid_max = -1;
+                else if (xdev_parse_uint(value, XDEV_SYSTEM_UID_LIMIT, &n) == 0)
+                        config->system_uid_max = (long) n;
+                else
+                        return -EINVAL;
+                return 0;
+        }
         return -ENOENT;
 }
 
@@ -338,6 +350,7 @@ static void allowed_values(const char *key, char *buf, size_t size) {
                 { "deny_services", "PAM service names, separated by commas" },
                 { "linger_grace", "milliseconds, 0 to 60000" },
                 { "linger_scan_budget", "a number, 1024 to 1048576" },
+                { "system_uid_max", "auto, or a uid from 0 to 65533" },
         };
         static const struct {
                 const char *key;

@@ -57,6 +57,9 @@ struct xdev_config {
         enum xdev_linger lingering;
         unsigned linger_grace_ms;
         unsigned linger_scan_budget; /* per process, see sweep.h */
+        /* the highest uid of a system account, which the pass after the
+         * lock leaves alone; -1 (auto): login.defs' (logindefs.h) */
+        long system_uid_max;
 };
 
 const char *xdev_class_to_string(enum xdev_class c);

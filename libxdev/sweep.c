@@ -431,9 +431,10 @@ static bool proc_holds(const struct proc *p) {
                 p->over_budget || p->ring_gap != RING_GAP_NONE;
 }
 
-/* A uid of a system account (nobody among them): a daemon root started. */
-static bool uid_is_a_system(uid_t u) {
-        return u <= XDEV_SYSTEM_UID_MAX || u == XDEV_NOBODY_UID;
+/* A uid of a system account (nobody among them), up to MAX: a daemon
+ * root started. */
+static bool uid_is_a_system(uid_t u, uid_t max) {
+        return u <= max || u == XDEV_NOBODY_UID;
 }
 
 /* The pass after the lock passes over root's and system accounts' daemons
@@ -443,7 +444,9 @@ static bool uid_is_a_system(uid_t u) {
  * each of them what is cut off already and what it could open with its
  * own rights (proc_keep_own). */
 static bool proc_is_spared(const struct xdev_sweep_opts *o, const struct proc *p) {
-        if (uid_is_a_system(p->ruid) && uid_is_a_system(p->euid) && uid_is_a_system(p->suid))
+        uid_t max = o->system_uid_max;
+        if (uid_is_a_system(p->ruid, max) && uid_is_a_system(p->euid, max) &&
+            uid_is_a_system(p->suid, max))
                 return true;
         for (size_t i = 0; i < o->n_spare; i++)
                 if (proc_has_uid(p, o->spare[i]))

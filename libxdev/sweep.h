@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "logindefs.h"
 #include "util.h"
 
 #define XDEV_SWEEP_TARGETS_MAX 1024
@@ -118,14 +119,15 @@ struct xdev_sweep_opts {
                                            * every process */
         /* The pass after the lock (doc/DESIGN.md §3.5.10), without
          * HAS_ONLY: processes none of whose uids is in SPARE (the
-         * holder's) and one of whose
-         * real, effective and saved uids is above XDEV_SYSTEM_UID_MAX (and
-         * not nobody), for the fds they hold that are not cut off already
-         * (revoked, not DRM master) of nodes they could not open with
-         * their own rights. */
+         * holder's) and one of whose real, effective and saved uids is
+         * above SYSTEM_UID_MAX (the machine's system accounts,
+         * xdev_linger_system_uid_max) and not nobody, for the fds they
+         * hold that are not cut off already (revoked, not DRM master) of
+         * nodes they could not open with their own rights. */
         bool others;
         const uid_t *spare;
         size_t n_spare;
+        uid_t system_uid_max;
         struct xdev_sweep_defer *defer; /* with IN_SESSION and HAS_ONLY; NULL:
                                           * over the budget is killed */
         /* With HAS_ONLY, each process's maps are read too, and one that maps
@@ -134,11 +136,6 @@ struct xdev_sweep_opts {
          * processes, which acts on nothing). */
         bool fd_rings_only;
 };
-
-/* The highest uid of a system account (login.defs' SYS_UID_MAX default):
- * no user can take one, not even through a user namespace. */
-#define XDEV_SYSTEM_UID_MAX 999
-#define XDEV_NOBODY_UID 65534
 
 struct xdev_sweep_counts {
         unsigned holders;    /* processes found holding a target */

@@ -241,9 +241,38 @@ void h_set_active_vt(int vt) {
 
 int h_lock_waited;
 
+/* login.defs as the tests': H_ROOT's file bound over the machine's, so
+ * that the pass after the lock takes the tests' bound of system accounts,
+ * not the machine's (the default, 999, unless a test sets another). */
+#define LOGIN_DEFS_DEFAULT "UID_MIN\t\t\t 1000\n"
+static bool login_defs_bound;
+
+static void bind_login_defs(void) {
+        struct stat st;
+
+        h_write_file(H_ROOT "/login.defs", LOGIN_DEFS_DEFAULT, 0644, 0);
+        if (stat("/etc/login.defs", &st) < 0 || !S_ISREG(st.st_mode))
+                return; /* none: the core's default, 999, is the tests' too */
+        if (mount(H_ROOT "/login.defs", "/etc/login.defs", NULL, MS_BIND, NULL) < 0)
+                die("bind /etc/login.defs");
+        login_defs_bound = true;
+}
+
+bool h_set_login_defs(const char *content) {
+        const char *text = content ? content : LOGIN_DEFS_DEFAULT;
+        /* rewritten in place: the bind mount keeps pointing at this inode */
+        int fd = open(H_ROOT "/login.defs", O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+
+        if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t) strlen(text) ||
+            fchmod(fd, 0644) < 0)
+                die("login.defs");
+        (void) close(fd);
+        return login_defs_bound;
+}
+
 /* In a new mount namespace: makes it private, a tmpfs /run with H_ROOT
- * (the PAM service files, the test users' passwd bound over /etc/passwd)
- * and the active VT's file. */
+ * (the PAM service files, the test users' passwd bound over /etc/passwd,
+ * the tests' login.defs over the machine's) and the active VT's file. */
 static void make_run(void) {
         const char *step = NULL;
         int r = h_mounts_make_private(&step);
@@ -257,6 +286,7 @@ static void make_run(void) {
         if (mkdir(H_ROOT, 0755) < 0 || mkdir(H_PAMDIR, 0755) < 0)
                 die("mkdir " H_ROOT);
         add_users();
+        bind_login_defs();
         h_write_file(H_ROOT "/active", "tty1\n", 0644, 0);
 }
 
@@ -539,6 +569,7 @@ void h_fresh(const char *conf, const char *args) {
         h_write_file(H_PAMDIR "/" H_SERVICE, svc, 0644, 0);
         h_write_file(H_PAMDIR "/other-service", svc, 0644, 0);
         h_set_active_vt(1);
+        (void) h_set_login_defs(NULL);
         log_listen();
         (void) unlink(H_ROOT "/conv");
 }

@@ -61,6 +61,11 @@ const char *h_use_fault_build(void);
 void h_fresh(const char *conf, const char *args);
 void h_write_file(const char *path, const char *content, mode_t mode, uid_t uid);
 void h_set_active_vt(int vt);
+/* Writes CONTENT (NULL: the tests' default, "UID_MIN 1000") into the
+ * login.defs the harness binds over /etc/login.defs, H_ROOT/login.defs,
+ * mode 0644 (h_fresh puts the default back). False when the machine has no /etc/login.defs to bind
+ * over: the core then reads none. */
+bool h_set_login_defs(const char *content);
 
 /* What was written to the (test) uevent file of a shared NODE since the
  * last h_fresh (xdevicesd announcing it again writes "change"). Free it. */

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* xdevices.conf and module-argument parsing: defaults, every key, and every
- * malformed input leaves the config untouched with a message. */
+ * malformed input leaves the config untouched with a message. login.defs,
+ * for the bound of system accounts: its parser as any user, its loader's
+ * refusals of hostile files (as root for those that need a root-owned
+ * file). */
 #include "config.h"
 
 #include <check.h>
@@ -9,10 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include "conf.h"
+#include "linger.h"
+#include "logindefs.h"
 #include "util.h"
 #include "runner.h"
 
@@ -43,6 +49,7 @@ START_TEST(test_defaults) {
         ck_assert_int_eq(c.source, XDEV_SOURCE_AUTO);
         ck_assert_int_eq(c.lingering, XDEV_LINGER_REVOKE);
         ck_assert(!c.ignore_logind);
+        ck_assert_int_eq(c.system_uid_max, -1);
         ck_assert(xdev_config_service_allowed(&c, "login"));
         xdev_config_free(&c);
 }
@@ -68,6 +75,7 @@ START_TEST(test_every_key) {
                                "logind = ignore\n"
                                "lingering = warn\n"
                                "linger_grace = 500\n"
+                               "system_uid_max = 1999\n"
                                "linger_scan_budget = 65536"),
                          0);
         ck_assert(c.debug);
@@ -87,6 +95,12 @@ START_TEST(test_every_key) {
         ck_assert_int_eq(c.lingering, XDEV_LINGER_WARN);
         ck_assert_uint_eq(c.linger_grace_ms, 500);
         ck_assert_uint_eq(c.linger_scan_budget, 65536);
+        ck_assert_int_eq(c.system_uid_max, 1999);
+        ck_assert_int_eq(xdev_linger_system_uid_max(&c, &log_capture), 1999);
+        ck_assert_int_eq(parse(&c, "system_uid_max = 0\n"), 0);
+        ck_assert_int_eq(c.system_uid_max, 0);
+        ck_assert_int_eq(parse(&c, "system_uid_max = auto\n"), 0);
+        ck_assert_int_eq(c.system_uid_max, -1);
         ck_assert_str_eq(logbuf, "");
         xdev_config_free(&c);
 }
@@ -115,6 +129,10 @@ static const char *const malformed[] = {
         "linger_scan_budget = 1023\n",
         "linger_scan_budget = 1048577\n",
         "linger_scan_budget = 8k\n",
+        "system_uid_max = 65534\n",
+        "system_uid_max = -1\n",
+        "system_uid_max = 0999\n",
+        "system_uid_max = login.defs\n",
         "debug = perhaps\n",
         "mode = acl\r\n",
         "mode = acl\x01\n",
@@ -284,6 +302,7 @@ START_TEST(test_shipped_conf_shows_the_defaults) {
         ck_assert_int_eq(c.ignore_logind, d.ignore_logind);
         ck_assert_int_eq(c.lingering, d.lingering);
         ck_assert_uint_eq(c.linger_grace_ms, d.linger_grace_ms);
+        ck_assert_int_eq(c.system_uid_max, d.system_uid_max);
         ck_assert_int_eq(c.debug, d.debug);
         xdev_config_free(&c);
 }
@@ -310,6 +329,215 @@ START_TEST(test_shipped_conf_names_every_lingering_policy) {
 }
 END_TEST
 
+/* login.defs text through its parser: RET's value when it returns 0, -1
+ * (untouched) otherwise. */
+static int defs_parse(const char *text, size_t len, uid_t *ret) {
+        logbuf[0] = '\0';
+        *ret = (uid_t) -1;
+        return xdev_logindefs_parse(text, len, "test.defs", &log_capture, ret);
+}
+
+#define DEFS(text, ret) defs_parse((text), sizeof(text) - 1, (ret))
+
+/* SYS_UID_MAX, else UID_MIN less one, as useradd reads login.defs: its
+ * comments, blanks, quotes and repeated names. */
+START_TEST(test_logindefs_reads_the_bound) {
+        uid_t u;
+
+        ck_assert_int_eq(DEFS("# /etc/login.defs\nMAIL_DIR\t/var/mail\nUID_MIN\t\t\t 1000\n"
+                              "UID_MAX\t\t\t60000\n#SYS_UID_MIN\t\t  101\n#SYS_UID_MAX\t\t  999\n",
+                              &u),
+                         0);
+        ck_assert_uint_eq(u, 999);
+        ck_assert_int_eq(DEFS("SYS_UID_MAX 499\nUID_MIN 1000\n", &u), 0);
+        ck_assert_uint_eq(u, 499);
+        /* SYS_UID_MAX counts wherever UID_MIN is */
+        ck_assert_int_eq(DEFS("SYS_UID_MAX 300\nUID_MIN 5000\n", &u), 0);
+        ck_assert_uint_eq(u, 300);
+        ck_assert_int_eq(DEFS("UID_MIN 500\n", &u), 0);
+        ck_assert_uint_eq(u, 499);
+        ck_assert_int_eq(DEFS("  SYS_UID_MAX \t \"1999\"  \r\n", &u), 0);
+        ck_assert_uint_eq(u, 1999);
+        ck_assert_int_eq(DEFS("SYS_UID_MAX 100\nSYS_UID_MAX 200\n", &u), 0);
+        ck_assert_uint_eq(u, 200);
+        ck_assert_int_eq(DEFS("SYS_UID_MAX 0", &u), 0);
+        ck_assert_uint_eq(u, 0);
+        ck_assert_int_eq(DEFS("SYS_UID_MAX 65533\n", &u), 0);
+        ck_assert_uint_eq(u, 65533);
+        ck_assert_int_eq(DEFS("UID_MIN 65534\n", &u), 0);
+        ck_assert_uint_eq(u, 65533);
+        /* a bad UID_MIN does not count beside a good SYS_UID_MAX */
+        ck_assert_int_eq(DEFS("UID_MIN zero\nSYS_UID_MAX 999\n", &u), 0);
+        ck_assert_uint_eq(u, 999);
+        ck_assert_str_eq(logbuf, "");
+        /* neither: comments, a name alone, other names, other cases */
+        ck_assert_int_eq(DEFS("", &u), -ENOENT);
+        ck_assert_int_eq(DEFS("#SYS_UID_MAX 5\n  # UID_MIN 5\nSYS_UID_MAX\nUID_MIN   \n", &u),
+                         -ENOENT);
+        ck_assert_int_eq(DEFS("SYS_UID_MAXX 5\nsys_uid_max 5\nXUID_MIN 5\nUID_MIN=5\n", &u),
+                         -ENOENT);
+        ck_assert_int_eq(DEFS("\0SYS_UID_MAX 5\n\n\n", &u), -ENOENT);
+        ck_assert_uint_eq(u, (uid_t) -1);
+}
+END_TEST
+
+/* A value that is not a plain decimal in range is refused with a line
+ * naming the file's line, and nothing is taken from the file. */
+START_TEST(test_logindefs_refuses_bad_values) {
+        static const char *const bad[] = {
+                "SYS_UID_MAX -1\n",
+                "SYS_UID_MAX +5\n",
+                "SYS_UID_MAX 0999\n",
+                "SYS_UID_MAX 0x3E7\n",
+                "SYS_UID_MAX 999 # the system's\n",
+                "SYS_UID_MAX 999abc\n",
+                "SYS_UID_MAX 1e3\n",
+                "SYS_UID_MAX 65534\n",
+                "SYS_UID_MAX 4294967295\n",
+                "SYS_UID_MAX 18446744073709551616\n",
+                "SYS_UID_MAX 99999999999999999999999999999999\n",
+                "SYS_UID_MAX \"999\n",
+                "SYS_UID_MAX \"\"\n",
+                "UID_MIN 0\n",
+                "UID_MIN 65535\n",
+                "UID_MIN one-thousand\n",
+                "UID_MIN 1000\nSYS_UID_MAX nine\n",
+        };
+        uid_t u;
+
+        for (size_t i = 0; i < XDEV_ELEMENTSOF(bad); i++) {
+                ck_assert_msg(defs_parse(bad[i], strlen(bad[i]), &u) == -EINVAL, "accepted: %s",
+                              bad[i]);
+                ck_assert_msg(strstr(logbuf, "test.defs:") && strstr(logbuf, "up to 999"),
+                              "no message for %s: %s", bad[i], logbuf);
+                ck_assert_uint_eq(u, (uid_t) -1);
+        }
+        /* a NUL in the value, and a control character shown as '?' */
+        ck_assert_int_eq(DEFS("SYS_UID_MAX 9\0009\n", &u), -EINVAL);
+        ck_assert_int_eq(DEFS("\n\nSYS_UID_MAX \x1b[2J\n", &u), -EINVAL);
+        ck_assert_msg(strstr(logbuf, "test.defs:3: SYS_UID_MAX \"?[2J\"") &&
+                              !strchr(logbuf, '\x1b'),
+                      "%s", logbuf);
+}
+END_TEST
+
+/* A temporary directory of files to load, removed by the caller. */
+static char defs_dir[64];
+
+static void defs_dir_make(void) {
+        (void) snprintf(defs_dir, sizeof defs_dir, "/tmp/xdev-test-defs.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(defs_dir));
+}
+
+static void defs_dir_remove(void) {
+        char cmd[128];
+        (void) snprintf(cmd, sizeof cmd, "rm -rf '%s'", defs_dir);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+/* DIR/NAME with LEN bytes of TEXT, MODE; its path in PATH. */
+static void defs_write(char *path, size_t size, const char *name, const char *text, size_t len,
+                       mode_t mode) {
+        (void) snprintf(path, size, "%s/%s", defs_dir, name);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, len), (ssize_t) len);
+        ck_assert_int_eq(fchmod(fd, mode), 0);
+        (void) close(fd);
+}
+
+/* Loads PATH: its result, the bound in *RET. */
+static int defs_load(const char *path, uid_t *ret) {
+        logbuf[0] = '\0';
+        *ret = 12345;
+        return xdev_logindefs_load(path, &log_capture, ret);
+}
+
+/* What any user can be refused: a link (never followed), a FIFO (no
+ * wait for a writer), a directory, a missing file (quietly), and, not as
+ * root, a file that is not root's. Each leaves the default. */
+START_TEST(test_logindefs_load_refuses_what_is_not_a_file) {
+        char good[128], path[128];
+        uid_t u;
+
+        defs_dir_make();
+        defs_write(good, sizeof good, "defs", "SYS_UID_MAX 1999\n", 17, 0644);
+        (void) snprintf(path, sizeof path, "%s/link", defs_dir);
+        ck_assert_int_eq(symlink(good, path), 0);
+        ck_assert_int_eq(defs_load(path, &u), -ELOOP);
+        ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
+        ck_assert_msg(strstr(logbuf, "a symbolic link, not followed"), "%s", logbuf);
+        (void) snprintf(path, sizeof path, "%s/fifo", defs_dir);
+        ck_assert_int_eq(mkfifo(path, 0644), 0);
+        ck_assert_int_eq(defs_load(path, &u), -EPERM);
+        ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
+        ck_assert_msg(strstr(logbuf, "not a regular file"), "%s", logbuf);
+        ck_assert_int_eq(defs_load(defs_dir, &u), -EPERM);
+        ck_assert_msg(strstr(logbuf, "not a regular file"), "%s", logbuf);
+        (void) snprintf(path, sizeof path, "%s/none", defs_dir);
+        ck_assert_int_eq(defs_load(path, &u), -ENOENT);
+        ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
+        ck_assert_str_eq(logbuf, ""); /* at debug only */
+        if (geteuid() != 0) {
+                ck_assert_int_eq(defs_load(good, &u), -EPERM);
+                ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
+                ck_assert_msg(strstr(logbuf, "not owned by root"), "%s", logbuf);
+        }
+        defs_dir_remove();
+}
+END_TEST
+
+/* As root: a root-owned file is read; one of another owner, one a group
+ * or others may write, one too large, one with a bad value are refused,
+ * each with its line, and leave the default; garbage with neither name
+ * is the default, quietly. */
+START_TEST(test_logindefs_load_checks_owner_mode_size) {
+        static char big[XDEV_LOGIN_DEFS_FILE_MAX + 1];
+        const char *tail = "\nSYS_UID_MAX 1999\n";
+        char path[128];
+        uid_t u;
+
+        defs_dir_make();
+        defs_write(path, sizeof path, "defs", "SYS_UID_MAX 1999\n", 17, 0644);
+        ck_assert_int_eq(defs_load(path, &u), 0);
+        ck_assert_uint_eq(u, 1999);
+        ck_assert_int_eq(chown(path, 1000, 0), 0);
+        ck_assert_int_eq(defs_load(path, &u), -EPERM);
+        ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
+        ck_assert_msg(strstr(logbuf, "not owned by root"), "%s", logbuf);
+        ck_assert_int_eq(chown(path, 0, 0), 0);
+        static const mode_t writable[] = { 0664, 0646, 0620, 0602 };
+        for (size_t i = 0; i < XDEV_ELEMENTSOF(writable); i++) {
+                ck_assert_int_eq(chmod(path, writable[i]), 0);
+                ck_assert_int_eq(defs_load(path, &u), -EPERM);
+                ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
+                ck_assert_msg(strstr(logbuf, "writable by group or others"), "%s", logbuf);
+        }
+        /* the size cap: the key at its very end is read, one byte more is
+         * refused without a read */
+        memset(big, '#', sizeof big);
+        memcpy(big + XDEV_LOGIN_DEFS_FILE_MAX - strlen(tail), tail, strlen(tail));
+        defs_write(path, sizeof path, "big", big, XDEV_LOGIN_DEFS_FILE_MAX, 0600);
+        ck_assert_int_eq(defs_load(path, &u), 0);
+        ck_assert_uint_eq(u, 1999);
+        defs_write(path, sizeof path, "huge", big, sizeof big, 0600);
+        ck_assert_int_eq(defs_load(path, &u), -EFBIG);
+        ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
+        ck_assert_msg(strstr(logbuf, "larger than 65536 bytes"), "%s", logbuf);
+        defs_write(path, sizeof path, "overflow", "SYS_UID_MAX 99999999999999999999\n", 33, 0644);
+        ck_assert_int_eq(defs_load(path, &u), -EINVAL);
+        ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
+        ck_assert_msg(strstr(logbuf, "/overflow:1: SYS_UID_MAX"), "%s", logbuf);
+        for (size_t i = 0; i < sizeof big; i++)
+                big[i] = (char) (i * 7919 % 251 + 1);
+        defs_write(path, sizeof path, "garbage", big, 4096, 0644);
+        ck_assert_int_eq(defs_load(path, &u), 0);
+        ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
+        ck_assert_str_eq(logbuf, "");
+        defs_dir_remove();
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("conf");
         TCase *tc = h_tcase(s, "parse", 0, NULL, NULL);
@@ -323,8 +551,25 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_read_file_refuses_a_file_that_changed);
         tcase_add_test(tc, test_shipped_conf_shows_the_defaults);
         tcase_add_test(tc, test_shipped_conf_names_every_lingering_policy);
+        tc = h_tcase(s, "logindefs", 0, NULL, NULL);
+        tcase_add_test(tc, test_logindefs_reads_the_bound);
+        tcase_add_test(tc, test_logindefs_refuses_bad_values);
+        tcase_add_test(tc, test_logindefs_load_refuses_what_is_not_a_file);
         return s;
 }
 
+static Suite *root_suite(void) {
+        Suite *s = suite_create("conf-root");
+        TCase *tc = h_tcase(s, "logindefs-files", 0, NULL, NULL);
+        tcase_add_test(tc, test_logindefs_load_checks_owner_mode_size);
+        return s;
+}
+
+/* The root suite needs root's files, not the harness. */
+static int root_ready(void) {
+        return 0;
+}
+
 H_SUITE(suite, H_ANY_USER)
-H_MAIN(NULL)
+H_SUITE(root_suite, H_ROOT_ONLY)
+H_MAIN((&(const struct h_setup) { root_ready, NULL }))

@@ -1915,6 +1915,97 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
 }
 END_TEST
 
+/* Waits (bounded) until xdevicesd's log names every holder of PIDS (N of
+ * them); the log, malloc'd. */
+static char *wait_log_names(const pid_t *pids, size_t n) {
+        char *log = NULL;
+        bool all = false;
+
+        for (int i = 0; i < 100 && !all; i++) {
+                (void) usleep(50 * 1000);
+                free(log);
+                log = read_text(H_ROOT "/xdevicesd.log");
+                all = true;
+                for (size_t k = 0; k < n; k++)
+                        all = all && log_names_holder(log, pids[k]);
+        }
+        return log;
+}
+
+/* The pass after the lock spares system accounts by the machine's
+ * login.defs, read at each pass: with SYS_UID_MAX 1999, holders of uids
+ * 700 and 1500 with no right of their own are left alone while one of 2500
+ * is found; with UID_MIN 500 (a bound of 499) both are found; with a
+ * login.defs a group may write, the file is refused with a line and the
+ * default bound, 999, finds 1500 and spares 700. */
+START_TEST(test_pass_spares_system_accounts_by_login_defs) {
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        if (!h_set_login_defs("UID_MIN 2000\nSYS_UID_MAX\t\"1999\"\n")) {
+                fprintf(stderr, "no /etc/login.defs to bind over: not tested\n");
+                return;
+        }
+        h_set_active_vt(h_vt);
+        (void) unlink(H_ROOT "/xdevicesd.log");
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        pid_t low = h_holder_start("/dev/tty0", 1, 700, false);
+        pid_t sys = h_holder_start("/dev/tty0", 1, 1500, false);
+        pid_t user = h_holder_start("/dev/tty0", 1, 2500, false);
+
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        /* the pass that names USER read LOW and SYS before it (lower pids) */
+        char *log1 = wait_log_names(&user, 1);
+        bool spared = !log_names_holder(log1, sys) && !log_names_holder(log1, low);
+        bool quiet = !strstr(log1, "/etc/login.defs");
+
+        (void) truncate(H_ROOT "/xdevicesd.log", 0);
+        (void) h_set_login_defs("UID_MIN\t\t500\n");
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        pid_t both[] = { sys, low };
+        char *log2 = wait_log_names(both, 2);
+
+        (void) truncate(H_ROOT "/xdevicesd.log", 0);
+        (void) h_set_login_defs("SYS_UID_MAX 1999\n");
+        ck_assert_int_eq(chmod(H_ROOT "/login.defs", 0664), 0);
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        char *log3 = wait_log_names(&sys, 1);
+
+        pid_t pids[] = { low, sys, user };
+        for (size_t i = 0; i < 3; i++) {
+                (void) kill(pids[i], SIGKILL);
+                (void) waitpid(pids[i], NULL, 0);
+        }
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        ck_assert_msg(log_names_holder(log1, user), "the pass did not find uid 2500's holder:\n%s",
+                      log1);
+        ck_assert_msg(spared, "SYS_UID_MAX 1999 did not spare uids 700 and 1500:\n%s", log1);
+        ck_assert_msg(quiet, "a trusted login.defs was complained of:\n%s", log1);
+        ck_assert_msg(log_names_holder(log2, sys) && log_names_holder(log2, low),
+                      "UID_MIN 500 did not make uids 700 and 1500 users:\n%s", log2);
+        ck_assert_msg(strstr(log3,
+                             "/etc/login.defs: writable by group or others; system accounts "
+                             "taken as uids up to 999"),
+                      "a login.defs a group may write was not refused:\n%s", log3);
+        ck_assert_msg(log_names_holder(log3, sys) && !log_names_holder(log3, low),
+                      "the refused login.defs did not give the default bound, 999:\n%s", log3);
+        free(log1);
+        free(log2);
+        free(log3);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
 /* A process of UID with FDS fds of /dev/null (a browser, a build, a
  * database: more than the scan budget), and with /dev/tty0 opened after
  * them when WITH_NODE, so that a scan stopped by the budget has not seen it. */
@@ -2003,6 +2094,7 @@ static Suite *suite(void) {
         TCase *tc = h_tcase(s, "daemon", 120, fresh, teardown);
         tcase_add_test(tc, test_shared_devices_follow_the_vt_in_front);
         tcase_add_test(tc, test_switch_finds_a_holder_that_left_the_uid);
+        tcase_add_test(tc, test_pass_spares_system_accounts_by_login_defs);
         tcase_add_test(tc, test_switch_reads_a_process_over_the_budget_after_the_lock);
         tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
         tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);

@@ -38,6 +38,8 @@ static bool config_equal(const struct xdev_config *a, const struct xdev_config *
         if (a->debug != b->debug || a->mode != b->mode || a->source != b->source ||
             a->ignore_logind != b->ignore_logind || a->lingering != b->lingering ||
             a->linger_grace_ms != b->linger_grace_ms ||
+            a->linger_scan_budget != b->linger_scan_budget ||
+            a->system_uid_max != b->system_uid_max ||
             memcmp(a->access, b->access, sizeof a->access) != 0 || a->n_globs != b->n_globs ||
             a->n_services != b->n_services || a->n_deny_services != b->n_deny_services)
                 return false;
@@ -56,6 +58,7 @@ static bool config_equal(const struct xdev_config *a, const struct xdev_config *
 
 /* Every accepted value keeps the invariants the rest of the core relies on. */
 static void config_check_sane(const struct xdev_config *c) {
+        assert(c->system_uid_max >= -1 && c->system_uid_max < 65534);
         assert(c->n_globs <= XDEV_GLOBS_MAX);
         assert(c->n_services <= XDEV_SERVICES_MAX && c->n_deny_services <= XDEV_SERVICES_MAX);
         for (size_t i = 0; i < c->n_globs; i++) {
