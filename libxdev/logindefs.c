@@ -101,18 +101,16 @@ static int value_number(const struct defs_value *v, const char *key, uint64_t lo
 int xdev_logindefs_parse(const char *buf, size_t len, const char *where, const struct xdev_log *log,
                          uid_t *ret) {
         struct defs_value sys = { 0 }, min = { 0 };
-        const char *s = buf, *end = buf + len;
         unsigned line = 0;
         uint64_t n;
         int r;
 
         XDEV_ASSERT(buf || len == 0);
-        while (s < end) {
-                const char *e = memchr(s, '\n', (size_t) (end - s));
-                if (!e)
-                        e = end;
-                line_take(s, e, ++line, &sys, &min);
-                s = e + 1;
+        for (size_t at = 0; at < len;) {
+                const char *e = memchr(buf + at, '\n', len - at);
+                size_t k = e ? (size_t) (e - (buf + at)) : len - at;
+                line_take(buf + at, buf + at + k, ++line, &sys, &min);
+                at += k + 1;
         }
         if (sys.set) {
                 r = value_number(&sys, "SYS_UID_MAX", 0, XDEV_SYSTEM_UID_LIMIT, where, log, &n);
