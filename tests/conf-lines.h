@@ -59,5 +59,9 @@ static const struct conf_line conf_bad_lines[] = {
           "bad value \"1048577\" for \"linger_scan_budget\" (a number, 1024 to 1048576)" },
         { "debug = maybe\n", "bad value \"maybe\" for \"debug\" (yes, no)" },
         { "runtime_dir = 2\n", "bad value \"2\" for \"runtime_dir\" (yes, no)" },
+        { "system_uid_max = 65534\n",
+          "bad value \"65534\" for \"system_uid_max\" (auto, or a uid from 0 to 65533)" },
+        { "system_uid_max = Auto\n",
+          "bad value \"Auto\" for \"system_uid_max\" (auto, or a uid from 0 to 65533)" },
 };
 #define CONF_N_BAD_LINES (sizeof conf_bad_lines / sizeof conf_bad_lines[0])
