@@ -107,6 +107,7 @@ make_base() {
 	pkgs=$(grep -v '^#' "$here/packages.list" | xargs | tr ' ' ,)
 	[ "$wayland" = 0 ] || pkgs=$pkgs,$(grep -v '^#' "$here/wayland/packages.list" | xargs | tr ' ' ,)
 	[ "$inits" = 0 ] || pkgs=$pkgs,$(grep -v '^#' "$here/inits/packages.list" | xargs | tr ' ' ,)
+	[ "$suite" != trixie ] || pkgs=$pkgs,$(grep -v '^#' "$here/wayland/packages-trixie.list" | xargs | tr ' ' ,)
 	mmdebstrap --variant=apt --include="$pkgs" \
 		--aptopt='APT::Install-Recommends "false"' \
 		--dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -126,7 +127,8 @@ base_key=$( { cat "$here/packages.list"
 	echo "$mirror $security_mirror"
 	[ "$suite" = bookworm ] || echo "$suite"
 	[ "$wayland" = 0 ] || cat "$here/wayland/packages.list"
-	[ "$inits" = 0 ] || cat "$here/inits/packages.list"; } | hash_stream)
+	[ "$inits" = 0 ] || cat "$here/inits/packages.list"
+	[ "$suite" != trixie ] || cat "$here/wayland/packages-trixie.list"; } | hash_stream)
 base=$cache/base-$base_key
 if [ ! -e "$base/.done" ]; then
 	say "building base rootfs $base (mmdebstrap, ~2 min)"
@@ -217,6 +219,12 @@ make_layer() {
 	# make pam_xdevices stand down). Purged, polkitd's dependency broken.
 	if [ "$wayland" = 1 ] && chroot "$root" dpkg -s elogind >/dev/null 2>&1; then
 		chroot "$root" dpkg --purge --force-depends elogind libpam-elogind >&2
+	fi
+	# Debian 13's libseat1 depends on seatd or a logind: seatd came in,
+	# and its init script would start a root seat daemon at boot. The
+	# compositors here (w6) take xdevices-vt-run's seat: not started.
+	if [ -e "$root/etc/init.d/seatd" ]; then
+		chroot "$root" update-rc.d seatd disable >&2
 	fi
 	[ "$inits" = 0 ] || inits_layer "$root"
 	echo xdt >"$root/etc/hostname"

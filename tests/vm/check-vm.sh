@@ -12,7 +12,9 @@
 # alice's VT and devices at her first login), then rootless-startx (s1),
 # xinit-patched-xorg (s3, trixie's patched Xorg, built in its build root)
 # and 20 logins in a row with xdevicesd (t1, login-repeat: util-linux
-# login); OUT gets a -trixie suffix.
+# login), then weston on xdevices-vt-run's seat (w6, roundtrip-weston:
+# Debian 13's weston 14; its image has weston and foot); OUT gets a
+# -trixie suffix.
 # VM_WAYLAND=1: the Wayland image (build-image.sh: sway, cage, foot, no
 # seatd, no logind), by default only its scenarios w1 (wayland-sway), w2
 # (roundtrip-sway), w3 (xorg-libseat), w4 (xlibre-libseat) and w5
@@ -30,7 +32,7 @@
 # u2), then OpenRC again without udev and with busybox mdev (noinit=udev:
 # m1); --scenarios takes o*/u*/m* ids, each run in the boot of its init;
 # OUT gets an -inits suffix, a directory per boot.
-# VM_TRIPS=N: the round trips' loops of r1, r2 and r3 take N trips each
+# VM_TRIPS=N: the round trips' loops of r1, r2, r3 and w6 take N trips each
 # (default 20, and 5 with VM_SUITE=trixie). r3 (roundtrip-xorg-upstream,
 # VM_SUITE=trixie only, not in its default list: make check-vm-upstream)
 # first builds Xorg's upstream server with the upstream series
@@ -50,7 +52,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
 scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
-[ "$suite" = bookworm ] || scenarios=r1,r2,r3,s1,s3,t1
+[ "$suite" = bookworm ] || scenarios=r1,r2,r3,s1,s3,t1,w6
 [ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2,w3,w4,w5
 [ "${VM_INITS:-0}" = 0 ] || scenarios=o1,o2,u1,u2,m1
 while [ $# -gt 0 ]; do

@@ -59,6 +59,7 @@ NAMES = {
     "w3": "xorg-libseat",
     "w4": "xlibre-libseat",
     "w5": "roundtrip-cage",
+    "w6": "roundtrip-weston",
 }
 DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 
