@@ -233,6 +233,18 @@ static void runtime_dir(pam_handle_t *pamh, struct xdev_ctx *ctx, const struct p
                 pam_syslog(pamh, LOG_WARNING, "cannot set XDG_RUNTIME_DIR, ignoring");
 }
 
+/* A broken config grants nothing, not even the VT: the user is told so,
+ * with the first error the config's read logged. */
+static void tell_broken_config(pam_handle_t *pamh, int flags, const struct sink *sink) {
+        char msg[300];
+
+        (void) snprintf(
+                msg, sizeof msg,
+                "the configuration is broken (%s): no device granted, not even this VT; tell the administrator",
+                sink->first_error[0] ? sink->first_error : "see the system log");
+        tell(pamh, flags, PAM_ERROR_MSG, msg);
+}
+
 XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct xdev_ctx ctx;
         struct xdev_login_result result;
@@ -260,12 +272,7 @@ XDEV_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, con
         if (vt == 0 || stands_down(pamh, flags, &ctx))
                 goto out;
         if (!ctx.config_ok) {
-                char msg[300];
-                (void) snprintf(
-                        msg, sizeof msg,
-                        "the configuration is broken (%s): no device granted, not even this VT; tell the administrator",
-                        sink.first_error[0] ? sink.first_error : "see the system log");
-                tell(pamh, flags, PAM_ERROR_MSG, msg);
+                tell_broken_config(pamh, flags, &sink);
                 ret = PAM_SESSION_ERR;
                 goto out;
         }
