@@ -4,6 +4,7 @@
 # package's build (Debian's hardening flags from dpkg-buildflags, as
 # debian/rules gets them, plus -Werror; no tests), cppcheck clean, no whitespace errors, the style (tools/format-check.sh),
 # the core's includes (tools/check-includes.sh: no PAM or daemon header in libxdev/, no include up a layer),
+# no function of the shipped C over 80 lines (tools/check-funcs.sh),
 # make distcheck with --disable-root-tests (the tarball builds in a separate tree,
 # installs, uninstalls and passes the tests that need no root; the root
 # tests are built but not run: the stages tests, stress, valgrind and asan
@@ -131,6 +132,7 @@ gate cppcheck cppcheck_clean
 gate whitespace whitespace_clean
 gate format sh "$top/tools/format-check.sh"
 gate core-includes sh "$top/tools/check-includes.sh"
+gate functions sh "$top/tools/check-funcs.sh"
 gate distcheck distcheck
 [ -n "$failed_names" ] && echo "failed gates:$failed_names"
 echo "$passed passed, $failed failed"
