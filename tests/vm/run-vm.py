@@ -60,6 +60,9 @@ NAMES = {
     "w4": "xlibre-libseat",
     "w5": "roundtrip-cage",
     "w6": "roundtrip-weston",
+    # the logind comparison guest (logind/xdt-logind-roundtrip)
+    "g1": "logind-roundtrip-xorg",
+    "g2": "logind-roundtrip-sway",
 }
 DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 

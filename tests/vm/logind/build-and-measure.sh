@@ -19,6 +19,14 @@
 #
 # usage: build-and-measure.sh [--srcdir DIR] [--out DIR] [--count N]
 #                             [--timeout SECONDS] [--no-ours] [--idle N]
+#        build-and-measure.sh --roundtrip [--trips N] [--srcdir DIR] [--out DIR]
+# --roundtrip (make bench-vm-logind-roundtrip): the same guest, booted by
+# run-vm.py as the qemu suite's, runs xdt-logind-roundtrip instead: r1's
+# round trips with stock Xorg on logind (g1, -vga std as r1) and w2's with
+# sway on libseat's logind backend (g2, -vga virtio as w2), N trips each
+# (default 20), and prints run-vm.py's summary with their first-key
+# figures; exits non-zero when a scenario fails. OUT/g1 and OUT/g2 get
+# each boot's logs and screenshots.
 # Prints "logind switch-to-ACL latency (qemu TCG, /dev/dri/card0): median
 # X ms, max Y ms over N switches", then the same line for xdevicesd, and
 # exits 0; non-zero only if a figure could not be made (image, boot,
@@ -33,20 +41,23 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../../.." && pwd)
-out=$here/../out-logind count=100 timeout=900 ours=1 idle=1000
+out=$here/../out-logind count=100 timeout=900 ours=1 idle=1000 roundtrip=0 trips=20
 while [ $# -gt 0 ]; do
 	case $1 in
 	--srcdir) srcdir=$(cd "$2" && pwd); shift 2 ;;
 	--no-ours) ours=0; shift ;;
+	--roundtrip) roundtrip=1; shift ;;
+	--trips) trips=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--count) count=$2; shift 2 ;;
 	--idle) idle=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
-	*) echo "usage: $0 [--srcdir DIR] [--out DIR] [--count N] [--timeout SECONDS] [--no-ours] [--idle N]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--srcdir DIR] [--out DIR] [--count N] [--timeout SECONDS] [--no-ours] [--idle N] | --roundtrip [--trips N]" >&2; exit 2 ;;
 	esac
 done
 case $count in '' | *[!0-9]*) echo "bench-vm-logind: bad --count" >&2; exit 2 ;; esac
 case $idle in '' | *[!0-9]*) echo "bench-vm-logind: bad --idle" >&2; exit 2 ;; esac
+case $trips in '' | 0 | *[!0-9]*) echo "bench-vm-logind: bad --trips" >&2; exit 2 ;; esac
 
 say() { echo "bench-vm-logind: $*" >&2; }
 for tool in mmdebstrap mkfs.ext4 debugfs qemu-system-x86_64 "${CC:-cc}"; do
@@ -103,6 +114,16 @@ make_layer() {
 	install -m 0755 "$here/xdt-logind-measure" "$root/usr/local/lib/xdt/"
 	install -m 0644 "$here/xdt-logind-measure.service" "$root/etc/systemd/system/"
 	ln -sf ../xdt-logind-measure.service "$root/etc/systemd/system/multi-user.target.wants/"
+	# --roundtrip: r1's and w2's trips on logind, with the qemu suite's
+	# own functions and clients (the project itself is not installed)
+	${CC:-cc} -O2 -Wall -static -o "$root/usr/local/lib/xdt/xdt-nodewatch" "$here/../guest/xdt-nodewatch.c"
+	install -m 0755 "$here/xdt-logind-roundtrip" "$here/xdt-logind-user" "$here/../guest/xdt-lib" \
+		"$here/../guest/xdt-typed" "$here/../guest/xdt-xinitrc" "$here/../guest/xdt-xinput" \
+		"$here/../follow/xdt-roundtrip-scenarios" "$here/../wayland/xdt-wayland-scenarios" \
+		"$here/../wayland/xdt-foot-client" "$root/usr/local/lib/xdt/"
+	install -m 0644 "$here/../wayland/xdt-foot.ini" "$here/../wayland/xdt-sway-seat.config" "$root/usr/local/lib/xdt/"
+	install -m 0644 "$here/xdt-logind-roundtrip.service" "$root/etc/systemd/system/"
+	ln -sf ../xdt-logind-roundtrip.service "$root/etc/systemd/system/multi-user.target.wants/"
 	echo xdt-logind >"$root/etc/hostname"
 	printf '127.0.0.1 localhost\n127.0.1.1 xdt-logind\n' >"$root/etc/hosts"
 	echo '/dev/vda / ext4 rw,errors=remount-ro 0 0' >"$root/etc/fstab"
@@ -114,6 +135,9 @@ make_layer() {
 	n=1
 	for u in alice bob; do
 		chroot "$root" id "$u" >/dev/null 2>&1 || chroot "$root" useradd -m -s /bin/bash "$u"
+		printf 'case $(tty) in /dev/tty[12]) exec /usr/local/lib/xdt/xdt-logind-user ;; esac\n' \
+			>"$root/home/$u/.bash_profile"
+		chroot "$root" chown "$u:$u" "/home/$u/.bash_profile"
 		install -d "$root/etc/systemd/system/getty@tty$n.service.d"
 		printf '[Service]\nExecStart=\nExecStart=-/sbin/agetty --autologin %s --noclear %%I $TERM\n' "$u" \
 			>"$root/etc/systemd/system/getty@tty$n.service.d/autologin.conf"
@@ -125,7 +149,10 @@ make_layer() {
 img_key=$( {
 	echo "$base_key"
 	declare -f make_layer
-	cat "$here/xdt-logind-measure" "$here/xdt-logind-measure.service" "$here/../guest/xdt-vtlatency.c"
+	cat "$here/xdt-logind-measure" "$here/xdt-logind-measure.service" "$here/../guest/xdt-vtlatency.c" \
+		"$here/xdt-logind-roundtrip" "$here/xdt-logind-user" "$here/xdt-logind-roundtrip.service" \
+		"$here"/../guest/xdt-{nodewatch.c,lib,typed,xinitrc,xinput} "$here/../follow/xdt-roundtrip-scenarios" \
+		"$here"/../wayland/{xdt-wayland-scenarios,xdt-foot-client,xdt-foot.ini,xdt-sway-seat.config}
 	"${CC:-cc}" --version | head -1
 } | hash_stream)
 img=$cache/img-$img_key
@@ -184,6 +211,17 @@ make_ours() {
 		return 1
 	}
 }
+# --- --roundtrip: run-vm.py boots the image, once per scenario ------------
+if [ "$roundtrip" = 1 ]; then
+	status=0
+	for sv in g1:std g2:virtio; do
+		say "${sv%:*}: $trips round trips (run-vm.py, -vga ${sv#*:}; host load $(cut -d' ' -f1-3 /proc/loadavg))"
+		python3 "$here/../run-vm.py" --image "$img" --out "$out/${sv%:*}" --scenarios "${sv%:*}" \
+			--vga "${sv#*:}" --append "xdt.trips=$trips" --scenario-timeout 600 || status=1
+	done
+	exit $status
+fi
+
 ours_rootfs=
 if [ "$ours" = 1 ]; then
 	ocache=$cache/ours
