@@ -71,7 +71,7 @@ START_TEST(test_every_key) {
                                "glob = input:/dev/input/event*\n"
                                "glob = drm:/dev/dri/card[0-9]\n"
                                "services = login, agetty\n"
-                               "deny_services = su sudo\n"
+                               "deny_services = su ,\tsudo\n"
                                "logind = ignore\n"
                                "lingering = warn\n"
                                "linger_grace = 500\n"
@@ -91,6 +91,10 @@ START_TEST(test_every_key) {
         ck_assert(xdev_config_service_allowed(&c, "agetty"));
         ck_assert(!xdev_config_service_allowed(&c, "sshd"));
         ck_assert(!xdev_config_service_allowed(&c, "su"));
+        ck_assert_uint_eq(c.n_services, 2);
+        ck_assert_str_eq(c.services[1], "agetty");
+        ck_assert_uint_eq(c.n_deny_services, 2);
+        ck_assert_str_eq(c.deny_services[1], "sudo");
         ck_assert(c.ignore_logind);
         ck_assert_int_eq(c.lingering, XDEV_LINGER_WARN);
         ck_assert_uint_eq(c.linger_grace_ms, 500);
@@ -121,6 +125,10 @@ static const char *const malformed[] = {
         "glob = input:/dev//input\n",
         "glob = input:/dev/input/event$(reboot)\n",
         "services = lo gin;\n",
+        "services = lo gin\n",
+        "services = login,lo gin\n",
+        "services = login\tsu\n",
+        "deny_services = a b\n",
         "logind = maybe\n",
         "lingering = sometimes\n",
         "linger_grace = -1\n",
