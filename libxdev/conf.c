@@ -190,7 +190,22 @@ static bool glob_is_valid(const char *pattern) {
         return xdev_path_is_valid(tmp);
 }
 
-/* "a,b c" into LIST (replacing its contents); all-or-nothing. */
+/* S without the blanks at its ends (cut in place). */
+static char *strip(char *s) {
+        char *e;
+
+        while (*s == ' ' || *s == '\t')
+                s++;
+        e = s + strlen(s);
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+                *--e = '\0';
+        return s;
+}
+
+/* "a, b,c" into LIST (replacing its contents); all-or-nothing. Names are
+ * separated by commas, with blanks around them or not; blanks inside a name
+ * ("lo gin": two words, a comma forgotten) make it -EINVAL, as any other
+ * bad name. */
 static int parse_list(const char *v, char **list, size_t *n_list) {
         char *copy = NULL, *items[XDEV_SERVICES_MAX];
         size_t n = 0;
@@ -199,8 +214,11 @@ static int parse_list(const char *v, char **list, size_t *n_list) {
         copy = strdup(v);
         if (!copy)
                 return -ENOMEM;
-        for (char *save = NULL, *tok = strtok_r(copy, ", \t", &save); tok;
-             tok = strtok_r(NULL, ", \t", &save)) {
+        for (char *save = NULL, *field = strtok_r(copy, ",", &save); field;
+             field = strtok_r(NULL, ",", &save)) {
+                char *tok = strip(field);
+                if (*tok == '\0') /* "a, ,b": nothing between two commas */
+                        continue;
                 if (n >= XDEV_SERVICES_MAX) {
                         r = -E2BIG;
                         goto out;
@@ -385,17 +403,6 @@ static bool key_is_known(const char *key) {
 
         allowed_values(key, values, sizeof values);
         return values[0] != '\0';
-}
-
-static char *strip(char *s) {
-        char *e;
-
-        while (*s == ' ' || *s == '\t')
-                s++;
-        e = s + strlen(s);
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-                *--e = '\0';
-        return s;
 }
 
 /* How a load goes. Messages name their place as "FILE:LINE: message" (or

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "conf.h"
+#include "logindefs.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -17,6 +18,10 @@ struct xdev_ctx {
         /* Where the sweeps of a uid find its processes (xdevicesd's table of
          * process events), or NULL: they walk /proc. */
         const struct xdev_procsrc *procs;
+        /* xdevicesd's memo of login.defs' last warning, so that a pass
+         * repeats it at debug level only (doc/DESIGN.md §3.5.10), or NULL:
+         * each pass warns (the module's, one a logout). */
+        struct xdev_logindefs_memo *logindefs_memo;
 };
 
 /* CTX with the default config and state directory; xdev_ctx_done() frees it. */

@@ -23,12 +23,13 @@ void xdev_linger_opts_from_config(struct xdev_sweep_opts *opts, const struct xde
         opts->scan_budget = config->linger_scan_budget;
 }
 
-uid_t xdev_linger_system_uid_max(const struct xdev_config *config, const struct xdev_log *log) {
+uid_t xdev_linger_system_uid_max(const struct xdev_config *config, const struct xdev_log *log,
+                                 struct xdev_logindefs_memo *memo) {
         uid_t max;
 
         if (config->system_uid_max >= 0)
                 return (uid_t) config->system_uid_max;
-        (void) xdev_logindefs_load(XDEV_LOGIN_DEFS, log, &max);
+        (void) xdev_logindefs_load(XDEV_LOGIN_DEFS, log, memo, &max);
         return max;
 }
 

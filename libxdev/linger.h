@@ -23,8 +23,10 @@ void xdev_linger_opts_from_config(struct xdev_sweep_opts *opts, const struct xde
 /* The highest uid of a system account, whose processes the pass after the
  * lock leaves alone: CONFIG's system_uid_max, or with "auto" the machine's
  * login.defs (xdev_logindefs_load of XDEV_LOGIN_DEFS: XDEV_SYSTEM_UID_MAX,
- * logged to LOG, when it cannot be trusted or read). */
-uid_t xdev_linger_system_uid_max(const struct xdev_config *config, const struct xdev_log *log);
+ * logged to LOG through MEMO, may be NULL, when it cannot be trusted or
+ * read). */
+uid_t xdev_linger_system_uid_max(const struct xdev_config *config, const struct xdev_log *log,
+                                 struct xdev_logindefs_memo *memo);
 
 /* A set of shared nodes noted before a change, to sweep for those whose
  * grant went away (or to another uid) after it. */

@@ -5,8 +5,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -177,14 +179,54 @@ static int defs_read(const char *path, const struct xdev_log *log, char **ret, s
         return r;
 }
 
-int xdev_logindefs_load(const char *path, const struct xdev_log *log, uid_t *ret) {
+/* The warning of one load, held until the load is over (a load gives one
+ * at most), to be told through a memo; its debug lines go on at once. */
+struct held {
+        const struct xdev_log *log;
+        int priority;
+        char text[XDEV_LOGINDEFS_WARNING_MAX]; /* "": none */
+};
+
+static XDEV_PRINTF(3, 0) void held_sink(void *userdata, int priority, const char *fmt, va_list ap) {
+        struct held *h = userdata;
+
+        if (priority == LOG_DEBUG) {
+                if (h->log && h->log->fn)
+                        h->log->fn(h->log->userdata, priority, fmt, ap);
+                return;
+        }
+        h->priority = priority;
+        (void) vsnprintf(h->text, sizeof h->text, fmt, ap);
+}
+
+/* Logs H's warning of PATH, through MEMO when not NULL: one it holds
+ * already at debug level, and the end of one it held at debug level. */
+static void held_tell(const struct held *h, const char *path, const struct xdev_log *log,
+                      struct xdev_logindefs_memo *memo) {
+        bool again = false, past = false;
+
+        if (memo) {
+                (void) pthread_mutex_lock(&memo->lock);
+                again = h->text[0] != '\0' && strcmp(memo->last, h->text) == 0;
+                past = h->text[0] == '\0' && memo->last[0] != '\0';
+                memcpy(memo->last, h->text, sizeof memo->last);
+                (void) pthread_mutex_unlock(&memo->lock);
+        }
+        if (past)
+                xdev_debug(log, "%s: the warning of before no longer holds", path);
+        else if (again)
+                xdev_debug(log, "%s (as before; a warning again once it changes)", h->text);
+        else if (h->text[0] != '\0')
+                xdev_log(log, h->priority, "%s", h->text);
+}
+
+/* xdev_logindefs_load's read and parse, its warning into LOG. */
+static int defs_load(const char *path, const struct xdev_log *log, uid_t *ret) {
         char *buf = NULL;
         size_t len = 0;
         uid_t bound = XDEV_SYSTEM_UID_MAX;
         int r;
 
-        XDEV_ASSERT(path && ret);
-        *ret = XDEV_SYSTEM_UID_MAX;
         r = defs_read(path, log, &buf, &len);
         if (r < 0)
                 return r;
@@ -199,5 +241,20 @@ int xdev_logindefs_load(const char *path, const struct xdev_log *log, uid_t *ret
         }
         if (r == 0)
                 *ret = bound;
+        return r;
+}
+
+int xdev_logindefs_load(const char *path, const struct xdev_log *log,
+                        struct xdev_logindefs_memo *memo, uid_t *ret) {
+        struct held h = { .log = log };
+        const struct xdev_log holder = { .fn = held_sink,
+                                         .userdata = &h,
+                                         .debug = log && log->debug };
+        int r;
+
+        XDEV_ASSERT(path && ret);
+        *ret = XDEV_SYSTEM_UID_MAX;
+        r = defs_load(path, &holder, ret);
+        held_tell(&h, path, log, memo);
         return r;
 }

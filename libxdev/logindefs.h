@@ -7,6 +7,7 @@
  * strict decimals in a sane range. */
 #pragma once
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -22,6 +23,24 @@
 #define XDEV_SYSTEM_UID_LIMIT (XDEV_NOBODY_UID - 1)
 /* A login.defs larger than this is refused (Debian's is 13 KiB). */
 #define XDEV_LOGIN_DEFS_FILE_MAX (64 * 1024)
+
+/* The longest warning a memo keeps whole. */
+#define XDEV_LOGINDEFS_WARNING_MAX 512
+
+/* What the loads through it last warned of, for a caller that loads the
+ * file again and again (xdevicesd, at each pass after the lock), so that a
+ * problem is one warning, not one a pass: the same warning again (the same
+ * file, the same reason) is logged at debug level only, until a load that
+ * warns of nothing (a good read, a missing file: a debug line says the
+ * warning is past) or of something else; the next problem, or the same one
+ * back, is a warning again. Loads through one memo may run in several
+ * threads at once. Made with XDEV_LOGINDEFS_MEMO_INIT. */
+struct xdev_logindefs_memo {
+        pthread_mutex_t lock;
+        char last[XDEV_LOGINDEFS_WARNING_MAX]; /* "": none */
+};
+#define XDEV_LOGINDEFS_MEMO_INIT \
+        { .lock = PTHREAD_MUTEX_INITIALIZER, .last = "" }
 
 /* Parses BUF, LEN bytes of login.defs(5) text (NUL bytes are no end), as
  * shadow reads it: a line is NAME, blanks, VALUE (in double quotes or
@@ -40,8 +59,11 @@ int xdev_logindefs_parse(const char *buf, size_t len, const char *where, const s
  * controlling tty); it must be a regular file owned by root, writable by
  * neither group nor others, and at most XDEV_LOGIN_DEFS_FILE_MAX bytes.
  * Returns 0 with the file's bound, or XDEV_SYSTEM_UID_MAX when it names
- * neither key; else -errno with *RET XDEV_SYSTEM_UID_MAX, each a log line
+ * neither key; else -errno with *RET XDEV_SYSTEM_UID_MAX, each a warning
  * saying why (a missing file, -ENOENT, at debug only): -ELOOP a link,
  * -EPERM not a root-owned regular file or writable by others, -EFBIG too
- * large, -ESTALE changed while read, -EINVAL a bad value. */
-int xdev_logindefs_load(const char *path, const struct xdev_log *log, uid_t *ret);
+ * large, -ESTALE changed while read, -EINVAL a bad value. The warning goes
+ * through MEMO when not NULL (the same one again at debug level only);
+ * with NULL every load that fails logs it. */
+int xdev_logindefs_load(const char *path, const struct xdev_log *log,
+                        struct xdev_logindefs_memo *memo, uid_t *ret);

@@ -93,7 +93,8 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
 
         *ret = (struct xdev_sweep_counts) { 0 };
         /* the machine's system accounts, read once for both halves */
-        look.system_uid_max = xdev_linger_system_uid_max(&ctx->config, &ctx->log);
+        look.system_uid_max =
+                xdev_linger_system_uid_max(&ctx->config, &ctx->log, ctx->logindefs_memo);
         if (defer && defer->n > 0) {
                 /* a switch's processes over the scan budget, of a uid with
                  * a session: each read to the end, then cut off at once if

@@ -270,6 +270,36 @@ bool h_set_login_defs(const char *content) {
         return login_defs_bound;
 }
 
+bool h_set_login_defs_link(bool on) {
+        const char *link = H_ROOT "/login.defs.link";
+        char fd_path[64];
+        struct stat st;
+        int fd;
+
+        if (!login_defs_bound)
+                return false;
+        /* what the file system says, not a flag: a test's child may have
+         * bound the link */
+        while (lstat("/etc/login.defs", &st) == 0 && S_ISLNK(st.st_mode))
+                if (umount2("/etc/login.defs", UMOUNT_NOFOLLOW) < 0)
+                        die("umount the /etc/login.defs link");
+        if (!on)
+                return true;
+        (void) unlink(link);
+        if (symlink(H_ROOT "/login.defs", link) < 0)
+                die("login.defs link");
+        /* mount(2) follows a link it is given; the fd's path in /proc is
+         * the link itself */
+        fd = open(link, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                die("login.defs link");
+        (void) snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fd);
+        if (mount(fd_path, "/etc/login.defs", NULL, MS_BIND, NULL) < 0)
+                die("bind the login.defs link");
+        (void) close(fd);
+        return true;
+}
+
 /* In a new mount namespace: makes it private, a tmpfs /run with H_ROOT
  * (the PAM service files, the test users' passwd bound over /etc/passwd,
  * the tests' login.defs over the machine's) and the active VT's file. */
@@ -570,6 +600,7 @@ void h_fresh(const char *conf, const char *args) {
         h_write_file(H_PAMDIR "/other-service", svc, 0644, 0);
         h_set_active_vt(1);
         (void) h_set_login_defs(NULL);
+        (void) h_set_login_defs_link(false);
         log_listen();
         (void) unlink(H_ROOT "/conv");
 }

@@ -66,6 +66,10 @@ void h_set_active_vt(int vt);
  * mode 0644 (h_fresh puts the default back). False when the machine has no /etc/login.defs to bind
  * over: the core then reads none. */
 bool h_set_login_defs(const char *content);
+/* With ON, binds a symbolic link to that login.defs over /etc/login.defs,
+ * as NixOS's /etc has it (the core refuses a link); without, takes it off
+ * (h_fresh does). False, doing nothing, as h_set_login_defs. */
+bool h_set_login_defs_link(bool on);
 
 /* What was written to the (test) uevent file of a shared NODE since the
  * last h_fresh (xdevicesd announcing it again writes "change"). Free it. */

@@ -71,7 +71,7 @@ START_TEST(test_every_key) {
                                "glob = input:/dev/input/event*\n"
                                "glob = drm:/dev/dri/card[0-9]\n"
                                "services = login, agetty\n"
-                               "deny_services = su sudo\n"
+                               "deny_services = su ,\tsudo\n"
                                "logind = ignore\n"
                                "lingering = warn\n"
                                "linger_grace = 500\n"
@@ -91,12 +91,16 @@ START_TEST(test_every_key) {
         ck_assert(xdev_config_service_allowed(&c, "agetty"));
         ck_assert(!xdev_config_service_allowed(&c, "sshd"));
         ck_assert(!xdev_config_service_allowed(&c, "su"));
+        ck_assert_uint_eq(c.n_services, 2);
+        ck_assert_str_eq(c.services[1], "agetty");
+        ck_assert_uint_eq(c.n_deny_services, 2);
+        ck_assert_str_eq(c.deny_services[1], "sudo");
         ck_assert(c.ignore_logind);
         ck_assert_int_eq(c.lingering, XDEV_LINGER_WARN);
         ck_assert_uint_eq(c.linger_grace_ms, 500);
         ck_assert_uint_eq(c.linger_scan_budget, 65536);
         ck_assert_int_eq(c.system_uid_max, 1999);
-        ck_assert_int_eq(xdev_linger_system_uid_max(&c, &log_capture), 1999);
+        ck_assert_int_eq(xdev_linger_system_uid_max(&c, &log_capture, NULL), 1999);
         ck_assert_int_eq(parse(&c, "system_uid_max = 0\n"), 0);
         ck_assert_int_eq(c.system_uid_max, 0);
         ck_assert_int_eq(parse(&c, "system_uid_max = auto\n"), 0);
@@ -121,6 +125,10 @@ static const char *const malformed[] = {
         "glob = input:/dev//input\n",
         "glob = input:/dev/input/event$(reboot)\n",
         "services = lo gin;\n",
+        "services = lo gin\n",
+        "services = login,lo gin\n",
+        "services = login\tsu\n",
+        "deny_services = a b\n",
         "logind = maybe\n",
         "lingering = sometimes\n",
         "linger_grace = -1\n",
@@ -450,7 +458,7 @@ static void defs_write(char *path, size_t size, const char *name, const char *te
 static int defs_load(const char *path, uid_t *ret) {
         logbuf[0] = '\0';
         *ret = 12345;
-        return xdev_logindefs_load(path, &log_capture, ret);
+        return xdev_logindefs_load(path, &log_capture, NULL, ret);
 }
 
 /* What any user can be refused: a link (never followed), a FIFO (no
@@ -483,6 +491,131 @@ START_TEST(test_logindefs_load_refuses_what_is_not_a_file) {
                 ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
                 ck_assert_msg(strstr(logbuf, "not owned by root"), "%s", logbuf);
         }
+        defs_dir_remove();
+}
+END_TEST
+
+/* A load's log lines as xdevicesd's --debug has them, each after its level
+ * ("warning: ", "debug: "), into logbuf. */
+static XDEV_PRINTF(3, 0) void capture_level(void *userdata, int priority, const char *fmt,
+                                            va_list ap) {
+        size_t n = strlen(logbuf);
+        (void) snprintf(logbuf + n, sizeof logbuf - n, "%s: ",
+                        priority == LOG_DEBUG             ? "debug"
+                                : priority == LOG_WARNING ? "warning"
+                                                          : "other");
+        capture(userdata, priority, fmt, ap);
+}
+
+static const struct xdev_log log_level = { .fn = capture_level, .debug = true };
+
+/* Loads PATH through MEMO (NULL: none) with debug lines on: its result;
+ * the bound is the default unless it is 0. */
+static int defs_load_memo(const char *path, struct xdev_logindefs_memo *memo) {
+        uid_t u = 12345;
+        int r;
+
+        logbuf[0] = '\0';
+        r = xdev_logindefs_load(path, &log_level, memo, &u);
+        if (r < 0)
+                ck_assert_uint_eq(u, XDEV_SYSTEM_UID_MAX);
+        return r;
+}
+
+#define DEFS_LINK_WHY \
+        ": a symbolic link, not followed; system accounts taken as uids up to 999 " \
+        "(system_uid_max in xdevices.conf sets it)"
+#define DEFS_AGAIN " (as before; a warning again once it changes)"
+#define DEFS_PAST ": the warning of before no longer holds"
+
+/* PATH made a link to TARGET, and the two lines its load gives through a
+ * memo: the warning, and the debug line of a repeat. */
+static void defs_link(const char *target, const char *path, char *warned, char *again,
+                      size_t size) {
+        (void) unlink(path);
+        ck_assert_int_eq(symlink(target, path), 0);
+        (void) snprintf(warned, size, "warning: %s" DEFS_LINK_WHY "\n", path);
+        (void) snprintf(again, size, "debug: %s" DEFS_LINK_WHY DEFS_AGAIN "\n", path);
+}
+
+/* xdevicesd loads login.defs at each pass, through a memo: a problem is a
+ * warning once, then a debug line at each load while it stays the same; a
+ * load that warns of nothing (the file gone) makes the same problem a
+ * warning again, and another problem (a FIFO) is a warning of its own.
+ * Without a memo (the module: one pass a logout) each load warns. */
+START_TEST(test_logindefs_memo_warns_once_a_problem) {
+        struct xdev_logindefs_memo memo = XDEV_LOGINDEFS_MEMO_INIT;
+        char good[128], path[128], warned[512], again[512], line[512];
+
+        defs_dir_make();
+        defs_write(good, sizeof good, "defs", "SYS_UID_MAX 1999\n", 17, 0644);
+        (void) snprintf(path, sizeof path, "%s/login.defs", defs_dir);
+        defs_link(good, path, warned, again, sizeof warned);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -ELOOP);
+        ck_assert_str_eq(logbuf, warned);
+        for (int i = 0; i < 2; i++) {
+                ck_assert_int_eq(defs_load_memo(path, &memo), -ELOOP);
+                ck_assert_str_eq(logbuf, again);
+        }
+        /* gone: nothing to warn of, and the memo says the warning is past */
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -ENOENT);
+        (void) snprintf(line, sizeof line, "debug: %s" DEFS_PAST "\n", path);
+        ck_assert_msg(strstr(logbuf, line) && !strstr(logbuf, "warning: "), "%s", logbuf);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -ENOENT);
+        ck_assert_msg(!strstr(logbuf, DEFS_PAST), "said twice: %s", logbuf);
+        /* the link again: a warning again */
+        defs_link(good, path, warned, again, sizeof warned);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -ELOOP);
+        ck_assert_str_eq(logbuf, warned);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -ELOOP);
+        ck_assert_str_eq(logbuf, again);
+        /* another problem at the same path: a warning of its own, once */
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(mkfifo(path, 0644), 0);
+        (void) snprintf(line, sizeof line, "%s: not a regular file", path);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -EPERM);
+        ck_assert_msg(strncmp(logbuf, "warning: ", 9) == 0 && strstr(logbuf, line), "%s", logbuf);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -EPERM);
+        ck_assert_msg(strncmp(logbuf, "debug: ", 7) == 0 && strstr(logbuf, line) &&
+                              strstr(logbuf, DEFS_AGAIN),
+                      "%s", logbuf);
+        /* without a memo, a warning at every load */
+        defs_link(good, path, warned, again, sizeof warned);
+        for (int i = 0; i < 2; i++) {
+                ck_assert_int_eq(defs_load_memo(path, NULL), -ELOOP);
+                ck_assert_str_eq(logbuf, warned);
+        }
+        defs_dir_remove();
+}
+END_TEST
+
+/* As root, the file fixed: a good read makes the memo forget, and the
+ * link put back is a warning again. */
+START_TEST(test_logindefs_memo_warns_again_after_a_good_read) {
+        struct xdev_logindefs_memo memo = XDEV_LOGINDEFS_MEMO_INIT;
+        char good[128], fixed[128], path[128], warned[512], again[512], past[512];
+
+        defs_dir_make();
+        defs_write(good, sizeof good, "defs", "SYS_UID_MAX 1999\n", 17, 0644);
+        (void) snprintf(path, sizeof path, "%s/login.defs", defs_dir);
+        defs_link(good, path, warned, again, sizeof warned);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -ELOOP);
+        ck_assert_str_eq(logbuf, warned);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -ELOOP);
+        ck_assert_str_eq(logbuf, again);
+        defs_write(fixed, sizeof fixed, "fixed", "SYS_UID_MAX 1998\n", 17, 0644);
+        ck_assert_int_eq(rename(fixed, path), 0); /* over the link, not through it */
+        ck_assert_int_eq(defs_load_memo(path, &memo), 0);
+        (void) snprintf(past, sizeof past, "debug: %s" DEFS_PAST "\n", path);
+        ck_assert_str_eq(logbuf, past);
+        ck_assert_int_eq(defs_load_memo(path, &memo), 0);
+        ck_assert_str_eq(logbuf, "");
+        defs_link(good, path, warned, again, sizeof warned);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -ELOOP);
+        ck_assert_str_eq(logbuf, warned);
+        ck_assert_int_eq(defs_load_memo(path, &memo), -ELOOP);
+        ck_assert_str_eq(logbuf, again);
         defs_dir_remove();
 }
 END_TEST
@@ -555,6 +688,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_logindefs_reads_the_bound);
         tcase_add_test(tc, test_logindefs_refuses_bad_values);
         tcase_add_test(tc, test_logindefs_load_refuses_what_is_not_a_file);
+        tcase_add_test(tc, test_logindefs_memo_warns_once_a_problem);
         return s;
 }
 
@@ -562,6 +696,7 @@ static Suite *root_suite(void) {
         Suite *s = suite_create("conf-root");
         TCase *tc = h_tcase(s, "logindefs-files", 0, NULL, NULL);
         tcase_add_test(tc, test_logindefs_load_checks_owner_mode_size);
+        tcase_add_test(tc, test_logindefs_memo_warns_again_after_a_good_read);
         return s;
 }
 

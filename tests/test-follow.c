@@ -2006,6 +2006,94 @@ START_TEST(test_pass_spares_system_accounts_by_login_defs) {
 }
 END_TEST
 
+/* The number of lines of TEXT that are LINE ("...\n"), whole. */
+static unsigned lines_count(const char *text, const char *line) {
+        unsigned n = 0;
+
+        for (const char *p = text; p && (p = strstr(p, line)); p += strlen(line))
+                n += p == text || p[-1] == '\n';
+        return n;
+}
+
+/* Waits (bounded) until xdevicesd's log has N lines LINE; the log, malloc'd. */
+static char *wait_log_lines(const char *line, unsigned n) {
+        char *log = NULL;
+
+        for (int i = 0; i < 100 && lines_count(log, line) < n; i++) {
+                (void) usleep(50 * 1000);
+                free(log);
+                log = read_text(H_ROOT "/xdevicesd.log");
+        }
+        return log;
+}
+
+#define DEFS_LINK_LINE \
+        "xdevicesd: /etc/login.defs: a symbolic link, not followed; system accounts taken as " \
+        "uids up to 999 (system_uid_max in xdevices.conf sets it)"
+
+/* An /etc/login.defs that is a link (NixOS's /etc) is refused at every
+ * pass after the lock: xdevicesd warns of it at the first, then says it at
+ * debug level at each pass while it lasts; a pass that reads the file says
+ * the warning is past, and the link put back is a warning again. */
+START_TEST(test_pass_warns_of_a_login_defs_link_once) {
+        static const char warned[] = DEFS_LINK_LINE "\n",
+                          again[] =
+                                  DEFS_LINK_LINE " (as before; a warning again once it changes)\n",
+                          past[] = "xdevicesd: /etc/login.defs: the warning of before no longer "
+                                   "holds\n";
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        if (!h_set_login_defs_link(true)) {
+                fprintf(stderr, "no /etc/login.defs to bind over: not tested\n");
+                return;
+        }
+        h_set_active_vt(h_vt);
+        (void) unlink(H_ROOT "/xdevicesd.log");
+        daemon_start();
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        /* two switches: two passes at least, each reading the link */
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        char *log1 = wait_log_lines(again, 1);
+
+        /* the file itself again, read at the next switch's pass */
+        (void) h_set_login_defs_link(false);
+        h_set_active_vt(h_vt + 1);
+        daemon_kick();
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        char *log2 = wait_log_lines(past, 1);
+
+        /* broken again */
+        (void) h_set_login_defs_link(true);
+        h_set_active_vt(h_vt);
+        daemon_kick();
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        char *log3 = wait_log_lines(warned, 2);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+
+        ck_assert_msg(lines_count(log1, again) >= 1 && lines_count(log1, warned) == 1,
+                      "a login.defs link was not one warning, then debug lines (%u warnings):\n%s",
+                      lines_count(log1, warned), log1);
+        ck_assert_msg(lines_count(log2, past) == 1,
+                      "the file read again did not say the warning was past:\n%s", log2);
+        const char *fixed = strstr(log3, past), *second = fixed ? strstr(fixed, warned) : NULL;
+        ck_assert_msg(lines_count(log3, warned) == 2 && second,
+                      "the link put back after a good read was not warned of again:\n%s", log3);
+        free(log1);
+        free(log2);
+        free(log3);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
 /* A process of UID with FDS fds of /dev/null (a browser, a build, a
  * database: more than the scan budget), and with /dev/tty0 opened after
  * them when WITH_NODE, so that a scan stopped by the budget has not seen it. */
@@ -2095,6 +2183,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_shared_devices_follow_the_vt_in_front);
         tcase_add_test(tc, test_switch_finds_a_holder_that_left_the_uid);
         tcase_add_test(tc, test_pass_spares_system_accounts_by_login_defs);
+        tcase_add_test(tc, test_pass_warns_of_a_login_defs_link_once);
         tcase_add_test(tc, test_switch_reads_a_process_over_the_budget_after_the_lock);
         tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
         tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);

@@ -346,6 +346,11 @@ static struct {
         size_t n_defer;
 } others = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER };
 
+/* login.defs is read at each pass; a warning of it is given once, not at
+ * every switch (the passes of others_pass and others_apart may overlap:
+ * the memo has a lock of its own). */
+static struct xdev_logindefs_memo logindefs_memo = XDEV_LOGINDEFS_MEMO_INIT;
+
 /* Waits until no pass runs: the configuration it reads is reloaded only
  * then (a pass takes seconds at most). */
 static void others_wait_idle(void) {
@@ -968,6 +973,7 @@ int main(int argc, char **argv) {
 
         xdev_ctx_init(&ctx);
         ctx.log = (struct xdev_log) { .fn = log_sink };
+        ctx.logindefs_memo = &logindefs_memo;
         watch = (struct xdev_step_watch) { .state_watch_fd = -1,
                                            .delay_min_ms = delay_min,
                                            .delay_max_ms = delay_max,
