@@ -176,6 +176,28 @@ static void daemon_kick(void) {
         ck_assert_int_eq(kill(daemon_pid, SIGHUP), 0);
 }
 
+/* VT to the front and the daemon told; waits until NAME (UID) holds
+ * /dev/tty0. */
+static void tty0_switch(int vt, uid_t uid, const char *name) {
+        h_set_active_vt(vt);
+        daemon_kick();
+        ck_assert_msg(wait_acl("/dev/tty0", uid, "rw"), "%s was not granted tty0", name);
+}
+
+/* With h_vt in front, the daemon started (its log new), alice's session
+ * on h_vt and bob's on h_vt + 1 opened into *A and *B; returns once
+ * alice holds /dev/tty0. */
+static void tty0_pair_start(struct h_session **a, struct h_session **b) {
+        h_set_active_vt(h_vt);
+        (void) unlink(H_ROOT "/xdevicesd.log");
+        daemon_start();
+        *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq((*a)->open_ret, PAM_SUCCESS);
+        *b = h_session_open("xdbob", h_vt + 1, NULL);
+        ck_assert_int_eq((*b)->open_ret, PAM_SUCCESS);
+        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+}
+
 static int daemon_stop(int sig) {
         int status = 0;
         if (daemon_pid <= 0)
@@ -1822,9 +1844,7 @@ START_TEST(test_switch_sweeps_a_clone_parent_child_and_its_child) {
         ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
         struct sibling_holders h = sibling_holders_start(H_UID_ALICE);
 
-        h_set_active_vt(h_vt + 1);
-        daemon_kick();
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
         char *log = read_text(H_ROOT "/xdevicesd.log");
         bool c_found = log_names_holder(log, h.c), g_found = log_names_holder(log, h.g);
@@ -1856,14 +1876,8 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
         acl_t own = acl_from_text("u::rw-,g::-w-,g:1501:r--,m::rw-,o::---");
         ck_assert(own && acl_set_file("/dev/tty0", ACL_TYPE_ACCESS, own) == 0);
         (void) acl_free(own);
-        h_set_active_vt(h_vt);
-        (void) unlink(H_ROOT "/xdevicesd.log");
-        daemon_start();
-        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
-        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
-        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        struct h_session *a, *b;
+        tty0_pair_start(&a, &b);
         pid_t h = h_holder_start_subuid("/dev/tty0", H_UID_ALICE, 300000);
         /* a login user with no session, passed the fd: found; one who
          * could open it herself (group 1501 may read): left to her */
@@ -1875,9 +1889,7 @@ START_TEST(test_switch_finds_a_holder_that_left_the_uid) {
         ck_assert_int_eq(c->open_ret, PAM_SUCCESS);
         pid_t hc = h_holder_start("/dev/tty0", 1, H_UID_CAROL, false);
 
-        h_set_active_vt(h_vt + 1);
-        daemon_kick();
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
         char *log = NULL;
         bool found = false;
         for (int i = 0; i < 100 && !found; i++) {
@@ -1944,21 +1956,13 @@ START_TEST(test_pass_spares_system_accounts_by_login_defs) {
                 fprintf(stderr, "no /etc/login.defs to bind over: not tested\n");
                 return;
         }
-        h_set_active_vt(h_vt);
-        (void) unlink(H_ROOT "/xdevicesd.log");
-        daemon_start();
-        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
-        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
-        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        struct h_session *a, *b;
+        tty0_pair_start(&a, &b);
         pid_t low = h_holder_start("/dev/tty0", 1, 700, false);
         pid_t sys = h_holder_start("/dev/tty0", 1, 1500, false);
         pid_t user = h_holder_start("/dev/tty0", 1, 2500, false);
 
-        h_set_active_vt(h_vt + 1);
-        daemon_kick();
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
         /* the pass that names USER read LOW and SYS before it (lower pids) */
         char *log1 = wait_log_names(&user, 1);
         bool spared = !log_names_holder(log1, sys) && !log_names_holder(log1, low);
@@ -1966,18 +1970,14 @@ START_TEST(test_pass_spares_system_accounts_by_login_defs) {
 
         (void) truncate(H_ROOT "/xdevicesd.log", 0);
         (void) h_set_login_defs("UID_MIN\t\t500\n");
-        h_set_active_vt(h_vt);
-        daemon_kick();
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        tty0_switch(h_vt, H_UID_ALICE, "alice");
         pid_t both[] = { sys, low };
         char *log2 = wait_log_names(both, 2);
 
         (void) truncate(H_ROOT "/xdevicesd.log", 0);
         (void) h_set_login_defs("SYS_UID_MAX 1999\n");
         ck_assert_int_eq(chmod(H_ROOT "/login.defs", 0664), 0);
-        h_set_active_vt(h_vt + 1);
-        daemon_kick();
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
         char *log3 = wait_log_names(&sys, 1);
 
         pid_t pids[] = { low, sys, user };
@@ -2046,35 +2046,21 @@ START_TEST(test_pass_warns_of_a_login_defs_link_once) {
                 fprintf(stderr, "no /etc/login.defs to bind over: not tested\n");
                 return;
         }
-        h_set_active_vt(h_vt);
-        (void) unlink(H_ROOT "/xdevicesd.log");
-        daemon_start();
-        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
-        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
-        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        struct h_session *a, *b;
+        tty0_pair_start(&a, &b);
         /* two switches: two passes at least, each reading the link */
-        h_set_active_vt(h_vt + 1);
-        daemon_kick();
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
-        h_set_active_vt(h_vt);
-        daemon_kick();
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
+        tty0_switch(h_vt, H_UID_ALICE, "alice");
         char *log1 = wait_log_lines(again, 1);
 
         /* the file itself again, read at the next switch's pass */
         (void) h_set_login_defs_link(false);
-        h_set_active_vt(h_vt + 1);
-        daemon_kick();
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
         char *log2 = wait_log_lines(past, 1);
 
         /* broken again */
         (void) h_set_login_defs_link(true);
-        h_set_active_vt(h_vt);
-        daemon_kick();
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        tty0_switch(h_vt, H_UID_ALICE, "alice");
         char *log3 = wait_log_lines(warned, 2);
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
 
@@ -2136,20 +2122,12 @@ static pid_t fat_holder_start(uid_t uid, unsigned fds, bool with_node) {
  * revoked and is left, logged; an input node would be revoked). */
 START_TEST(test_switch_reads_a_process_over_the_budget_after_the_lock) {
         h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
-        h_set_active_vt(h_vt);
-        (void) unlink(H_ROOT "/xdevicesd.log");
-        daemon_start();
-        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
-        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
-        struct h_session *b = h_session_open("xdbob", h_vt + 1, NULL);
-        ck_assert_int_eq(b->open_ret, PAM_SUCCESS);
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+        struct h_session *a, *b;
+        tty0_pair_start(&a, &b);
         pid_t idle = fat_holder_start(H_UID_ALICE, 9000, false);
         pid_t holder = fat_holder_start(H_UID_ALICE, 9000, true);
 
-        h_set_active_vt(h_vt + 1);
-        daemon_kick();
-        ck_assert_msg(wait_acl("/dev/tty0", H_UID_BOB, "rw"), "bob was not granted tty0");
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
         char *log = NULL;
         bool found = false;
         for (int i = 0; i < 200 && !found; i++) {
