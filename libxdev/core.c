@@ -76,7 +76,7 @@ static void undo_login(struct xdev_ctx *ctx, struct xdev_txn *t, const struct xd
                 xdev_state_remove_session(&t->state, (size_t) idx);
         xdev_state_elect(&t->state, t->active_vt);
         xdev_ledger_plan(ctx, t);
-        (void) xdev_txn_commit(ctx, t, false, false);
+        (void) xdev_txn_commit(ctx, t, false);
 }
 
 static void login_result(const struct xdev_txn *t, const struct xdev_login *login) {
@@ -120,7 +120,7 @@ static int txn_begin_login(struct xdev_ctx *ctx, struct xdev_txn *t,
 
 /* Records the login and plans its grants: its VT, and the shared devices
  * when it holds them. Nothing is saved or changed yet: on failure dropping
- * the plan is the undo (a release of the old holder before stands). */
+ * the plan is the undo. */
 static int plan_login(struct xdev_ctx *ctx, struct xdev_txn *t, const struct xdev_login *login) {
         int r = record_login(t, login);
 
@@ -151,13 +151,15 @@ static int commit_login(struct xdev_ctx *ctx, struct xdev_txn *t, const struct x
                 xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u",
                          (unsigned) t->state.holder);
         xdev_fault_point("open-before-commit");
-        failed = xdev_txn_commit(ctx, t, false, false);
+        failed = xdev_txn_commit(ctx, t, false);
         if (failed < 0)
                 return failed;
         if (failed > 0) {
                 xdev_log(&ctx->log, LOG_ERR,
                          "%d node(s) could not be granted; undoing this session's grants", failed);
                 undo_login(ctx, t, login);
+                /* an old holder lost what it had all the same */
+                xdev_handover_sweep_lost(ctx, t);
                 return -EIO;
         }
         xdev_fault_point("open-after-commit");
@@ -187,9 +189,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
                 goto out;
         }
         elect_with_login(&t.state, t.active_vt, login);
-        r = xdev_handover_release(ctx, &t);
-        if (r >= 0)
-                r = plan_login(ctx, &t, login);
+        r = plan_login(ctx, &t, login);
         if (r >= 0)
                 r = commit_login(ctx, &t, login);
 out:
@@ -302,9 +302,6 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         xdev_state_elect(&t.state, t.active_vt);
         if (reaped > 0 || xdev_txn_holder_changed(&t) ||
             t.loaded_has_holder != t.state.has_holder) {
-                r = xdev_handover_release(ctx, &t);
-                if (r < 0)
-                        goto out;
                 xdev_ledger_plan(ctx, &t);
                 if (xdev_txn_holder_changed(&t))
                         (void) xdev_ledger_enumerate(ctx, &t);
@@ -316,7 +313,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
                         /* xdev_ledger_want logged why; the reaping above still gets committed.
                          * A node that is not what udev said is refused input
                          * (-EINVAL); ENOMEM, E2BIG, EIO... stay what they are. */
-                        (void) xdev_txn_commit(ctx, &t, false, false);
+                        (void) xdev_txn_commit(ctx, &t, false);
                         if (r == -ENOTTY || r == -ESTALE || r == -EOPNOTSUPP)
                                 r = -EINVAL;
                         goto out;
@@ -324,7 +321,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         } else
                 xdev_debug(&ctx->log, "\"%s\": no session holds the shared devices, nothing to do",
                            path);
-        r = xdev_txn_commit(ctx, &t, false, false);
+        r = xdev_txn_commit(ctx, &t, false);
         if (r >= 0)
                 xdev_handover_sweep_lost(ctx, &t);
         if (r == 0)
@@ -356,7 +353,7 @@ int xdev_device_forget(struct xdev_ctx *ctx, const char *path) {
          * restore it if it is the recorded one, else forget it. */
         t.state.nodes[idx].granted = false;
         t.state.nodes[idx].dirty = true;
-        r = xdev_txn_commit(ctx, &t, false, false);
+        r = xdev_txn_commit(ctx, &t, false);
         r = r < 0 ? r : 1;
 out:
         xdev_txn_end(ctx, &t);
@@ -435,7 +432,7 @@ int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_los
         t.state.n_sessions = 0;
         t.state.has_holder = false;
         xdev_ledger_plan(ctx, &t);
-        r = xdev_txn_commit(ctx, &t, true, false);
+        r = xdev_txn_commit(ctx, &t, true);
         if (r >= 0 && cut_off) {
                 /* As at a VT switch: every grantee counts as still logged
                  * in (the records stay in memory for the sweep alone), so

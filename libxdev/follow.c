@@ -159,7 +159,7 @@ int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *s
         xdev_ledger_plan(ctx, &t);
         (void) xdev_ledger_enumerate(ctx, &t);
         if (xdev_txn_any_dirty(&t)) {
-                r = xdev_txn_commit(ctx, &t, false, false);
+                r = xdev_txn_commit(ctx, &t, false);
                 if (r == 0)
                         r = t.state.n_nodes > before ? (int) (t.state.n_nodes - before) : 0;
                 else if (r > 0)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The steps a login, a logout, gc and a follow step share inside their
- * transaction: dead sessions reaped, the old holder's grants taken off
- * before the next holder's go on, and the one sweep of what was taken. */
+ * transaction: dead sessions reaped, the grants planned and made (a
+ * node passes from the old holder to the next in one write) and then the
+ * one sweep of what was taken. */
 #include "config.h"
 
 #include <stdbool.h>
@@ -48,37 +49,17 @@ void xdev_handover_sweep_lost(struct xdev_ctx *ctx, struct xdev_txn *t) {
         xdev_txn_phase_end(t, XDEV_PHASE_SWEEP);
 }
 
-int xdev_handover_release(struct xdev_ctx *ctx, struct xdev_txn *t) {
-        bool next_has = t->state.has_holder;
-        uid_t next = t->state.holder;
+int xdev_handover_settle(struct xdev_ctx *ctx, struct xdev_txn *t, bool all) {
+        /* from one holder to another (a VT switch): the nodes the ledger
+         * carries pass in the one commit below, the enumeration after */
+        bool between = xdev_txn_passes_between(t);
         int r;
 
-        if (!t->loaded_has_holder || !next_has || next == t->loaded_holder)
-                return 0; /* no holder before, or none after: one pass keeps the order */
-        t->state.has_holder = false;
-        xdev_ledger_plan(ctx, t);
-        r = xdev_txn_commit(ctx, t, false, true);
-        xdev_txn_phase_end(t, XDEV_PHASE_RELEASE);
-        if (r >= 0) {
-                xdev_handover_sweep_lost(ctx, t);
-                t->loaded_has_holder = false;
-        }
-        t->state.has_holder = next_has;
-        t->state.holder = next;
-        return r < 0 ? r : 1;
-}
-
-int xdev_handover_settle(struct xdev_ctx *ctx, struct xdev_txn *t, bool all) {
-        int r, released;
-
-        released = xdev_handover_release(ctx, t);
-        if (released < 0)
-                return released;
         xdev_ledger_plan(ctx, t);
         if (xdev_txn_holder_changed(t)) {
                 xdev_log(&ctx->log, LOG_INFO, "shared devices pass to uid %u",
                          (unsigned) t->state.holder);
-                if (!released)
+                if (!between)
                         (void) xdev_ledger_enumerate(ctx, t);
                 /* called with the state lock held; must not take it or block */
                 if (t->self && t->self->before_grant)
@@ -87,16 +68,16 @@ int xdev_handover_settle(struct xdev_ctx *ctx, struct xdev_txn *t, bool all) {
         } else if (t->loaded_has_holder && !t->state.has_holder)
                 xdev_log(&ctx->log, LOG_INFO, "shared devices taken from uid %u; nobody holds them",
                          (unsigned) t->loaded_holder);
-        r = xdev_txn_commit(ctx, t, all, false);
+        r = xdev_txn_commit(ctx, t, all);
         xdev_txn_phase_end(t, XDEV_PHASE_GRANT);
-        if (r >= 0) /* grants removed first, then lingering fds revoked */
+        if (r >= 0) /* the old holder's entries are off: her fds revoked */
                 xdev_handover_sweep_lost(ctx, t);
-        if (r >= 0 && released && t->defer_enumerate)
+        if (r >= 0 && between && t->defer_enumerate)
                 t->enumerate_pending = true;
-        else if (r >= 0 && released) {
+        else if (r >= 0 && between) {
                 (void) xdev_ledger_enumerate(ctx, t);
                 if (xdev_txn_any_dirty(t)) {
-                        int more = xdev_txn_commit(ctx, t, false, false);
+                        int more = xdev_txn_commit(ctx, t, false);
                         if (more > 0)
                                 r += more;
                 }

@@ -21,30 +21,21 @@ void xdev_handover_rundir_release(struct xdev_ctx *ctx, const struct xdev_state 
 int xdev_handover_reap(struct xdev_ctx *ctx, struct xdev_txn *t);
 
 /* The one sweep of a transaction: the processes of each uid that lost a
- * grant in it (as noted when it was opened), once those grants are off
- * and before anybody else gets one. A transaction takes every grant it
- * takes away before this sweep (a handover's in its take-off), so later
- * calls do nothing. */
+ * grant in it (as noted when it was opened), once its commit took those
+ * grants off (and, at a handover, put the next holder's on in the same
+ * write). A transaction commits every grant it takes away before this
+ * sweep, so later calls do nothing. */
 void xdev_handover_sweep_lost(struct xdev_ctx *ctx, struct xdev_txn *t);
 
-/* The order of a handover, which never lets two users have a shared node
- * at once: the state already names the next holder; when a different user
- * held the devices, they are first taken off (saved and converged) and
- * that user's open fds revoked, and only then is the next holder planned.
- * The ledger keeps the entries taken off, so that the next holder gets the
- * same nodes without a new enumeration. Returns 1 when a holder was
- * released, 0 when there was none to release, or -errno from saving
- * (nothing changed then). */
-int xdev_handover_release(struct xdev_ctx *ctx, struct xdev_txn *t);
-
-/* After the decision, down the layers once: the old holder's grants off
- * (plan, node, state) when the holder changed, the one sweep of what was
- * taken away (policy, sweep), then every node planned, a new holder's
- * devices added and converged (plan, node, state). At a handover from one
- * holder to the next (a VT switch), the next gets the nodes the ledger
- * carried over first, and the enumeration that finds any it lacked comes
- * after: the switch does not wait for it (with T->defer_enumerate, it is
- * left to the caller, who runs xdev_follow_enumerate() when idle). Calls
- * T->self's before_grant before a new holder's grants. Returns commit's
- * result. */
+/* After the decision, down the layers once: every node planned (a new
+ * holder's devices added) and converged in one commit (plan, node,
+ * state), then the one sweep of what was taken away (policy, sweep). At a
+ * handover from one holder to the next (a VT switch) each node the ledger
+ * carries passes in one write, the old holder's entry replaced by the
+ * next's, so that two users never have it at once and the next does not
+ * wait for the sweep; the enumeration that finds any node the ledger
+ * lacked comes after: the switch does not wait for it (with
+ * T->defer_enumerate, it is left to the caller, who runs
+ * xdev_follow_enumerate() when idle). Calls T->self's before_grant before
+ * a new holder's grants. Returns commit's result. */
 int xdev_handover_settle(struct xdev_ctx *ctx, struct xdev_txn *t, bool all);

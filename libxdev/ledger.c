@@ -32,6 +32,15 @@ static void node_grant(struct xdev_node *n, uid_t uid, enum xdev_access perm,
         n->gmode = gmode;
 }
 
+/* N for UID: a grant it has keeps its access and mode (a reload changes
+ * no grant in place); a new grantee gets the configuration's. */
+static void node_grant_as(const struct xdev_ctx *ctx, struct xdev_node *n, uid_t uid) {
+        bool kept = n->granted && n->grantee == uid;
+
+        node_grant(n, uid, kept ? n->perm : ctx->config.access[n->class],
+                   kept ? n->gmode : ctx->config.mode);
+}
+
 /* A node about to be recorded that carries the mark of a grant no ledger
  * holds (doc/DESIGN.md §3.6) still has that grant: its original is the
  * mark's, never what it is now. */
@@ -141,16 +150,13 @@ void xdev_ledger_plan(const struct xdev_ctx *ctx, struct xdev_txn *t) {
                                 if (n->rdev == xdev_vt_devnum(t->state.sessions[j].vt))
                                         owner = &t->state.sessions[j];
                         if (owner)
-                                node_grant(n, owner->uid,
-                                           n->granted ? n->perm : ctx->config.access[n->class],
-                                           n->granted ? n->gmode : ctx->config.mode);
+                                node_grant_as(ctx, n, owner->uid);
                         else
                                 node_revoke(n);
                 } else if (t->state.has_holder &&
-                           (n->granted || ctx->config.access[n->class] != XDEV_ACCESS_OFF))
-                        node_grant(n, t->state.holder,
-                                   n->granted ? n->perm : ctx->config.access[n->class],
-                                   n->granted ? n->gmode : ctx->config.mode);
+                           ((n->granted && n->grantee == t->state.holder) ||
+                            ctx->config.access[n->class] != XDEV_ACCESS_OFF))
+                        node_grant_as(ctx, n, t->state.holder);
                 else
                         node_revoke(n);
         }

@@ -450,10 +450,12 @@ int xdev_node_mark_read(int fd, const struct stat *st, struct xdev_mark *ret) {
 }
 
 /* An ACL grant of a shared node, written from the ledger alone: its
- * recorded ACL (base entries included) plus the grantee. Nothing but the
- * daemon and the udev helper, both under the state lock, changes a shared
- * node's owner or mode after it is recorded (a node made anew is another
- * inode), unlike a VT, which login(1) chowns (grant_acl_only()). */
+ * recorded ACL (base entries included) plus the grantee, in one write
+ * that also drops a former grantee's entry. Nothing but the daemon and the
+ * udev helper, both under the state lock, changes a shared node's owner or
+ * mode after it is recorded (a node made anew is another inode), unlike a
+ * VT, which login(1) chowns (grant_acl_only()); one they chowned to a
+ * former grantee (chown mode, before a reload) takes the general way. */
 static int grant_acl_from_ledger(struct xdev_dircache *cache, int fd, const struct xdev_node *n) {
         acl_t want = acl_from_text(n->acl);
         char p[32];
@@ -488,7 +490,8 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n, u
         else if (n->granted && n->gmode == XDEV_GRANT_ACL && n->acl &&
                  (n->class == XDEV_CLASS_VT || !changes))
                 r = grant_acl_only(cache, fd, n);
-        else if (n->granted && n->gmode == XDEV_GRANT_ACL && n->acl)
+        else if (n->granted && n->gmode == XDEV_GRANT_ACL && n->acl && st.st_uid == n->uid &&
+                 st.st_gid == n->gid && (st.st_mode & 07000) == (n->mode & 07000))
                 r = grant_acl_from_ledger(cache, fd, n);
         else {
                 r = target_of(n, &acl, &mode, &uid);
@@ -507,21 +510,10 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n, u
                     apply_target(cache, fd, &st, ouid, orig.gid, oacl, omode, true) == 0)
                         mark_clear(cache, fd);
                 (void) acl_free(oacl);
-        } else if (r == 0 && !n->granted && !(flags & XDEV_CONVERGE_KEEP_MARK))
+        } else if (r == 0 && !n->granted)
                 mark_clear(cache, fd);
 out:
         (void) acl_free(acl);
         (void) close(fd);
         return r;
-}
-
-int xdev_node_unmark(struct xdev_dircache *cache, const struct xdev_node *n) {
-        struct stat st;
-        int fd, r = open_recorded(cache, n, &fd, &st);
-
-        if (r < 0)
-                return r;
-        mark_clear(cache, fd);
-        (void) close(fd);
-        return 0;
 }

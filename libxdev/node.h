@@ -42,9 +42,8 @@ int xdev_node_snapshot(int fd, const struct stat *st, struct xdev_node *n);
  * original plus the grant when N->granted, else exactly the original.
  * Reopens N->path and acts only when fs, inode and rdev match the record.
  * A grant first leaves its mark on the node (the original and the
- * grantee); a restore that succeeds takes it off (not with KEEP_MARK,
- * below). A file system that keeps
- * no trusted attributes gets the grant unmarked.
+ * grantee); a restore that succeeds takes it off. A file system that
+ * keeps no trusted attributes gets the grant unmarked.
  * Returns 0, -ENOENT (gone), -ESTALE (a different node is there now; left
  * alone), or -errno from the change (the node is then put back to its
  * original as far as possible). */
@@ -53,17 +52,11 @@ int xdev_node_converge(struct xdev_dircache *cache, const struct xdev_node *n, u
 /* Flags of xdev_node_converge(). CHANGES: the ledger says the node changes
  * (a grant given or taken off), so what it should be is written from the
  * ledger without reading the node's ACL first; a VT's grant still reads
- * it (doc/DESIGN.md §3.6). KEEP_MARK: a restore at a handover, whose node
- * the next holder is granted in the same transaction; its mark stays on,
- * to be rewritten by that grant (or removed by xdev_node_unmark()). */
+ * it (doc/DESIGN.md §3.6). At a handover that is one write: the old
+ * grantee's entry is not in what is written. */
 enum {
         XDEV_CONVERGE_CHANGES = 1 << 0,
-        XDEV_CONVERGE_KEEP_MARK = 1 << 1,
 };
-
-/* Takes the mark off the node N records (its restore kept it), through a
- * checked fd as xdev_node_converge() does. 0, -ENOENT, -ESTALE or -errno. */
-int xdev_node_unmark(struct xdev_dircache *cache, const struct xdev_node *n);
 
 /* Reads the mark a grant leaves on its node (XDEV_MARK_XATTR,
  * doc/DESIGN.md §3.6) through FD, as xdev_node_open() gave it with ST.

@@ -57,12 +57,9 @@ struct xdev_node {
         uid_t grantee;
         enum xdev_access perm;
         enum xdev_grant_mode gmode;
-        bool dirty;     /* in memory only: must be converged */
-        bool restored;  /* in memory only: put back in this transaction */
-        bool mark_kept; /* in memory only: put back at a handover with its
-                         * mark left on for the grant that follows */
-        bool lost;      /* in memory only: found by its mark, granted by a
-                        * state that was lost (grantee: to whom) */
+        bool dirty; /* in memory only: must be converged */
+        bool lost;  /* in memory only: found by its mark, granted by a
+                     * state that was lost (grantee: to whom) */
 };
 
 /* The mark a grant leaves on its node (doc/DESIGN.md §3.6): an extended

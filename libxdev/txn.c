@@ -37,6 +37,10 @@ bool xdev_txn_holder_changed(const struct xdev_txn *t) {
                 (!t->loaded_has_holder || t->loaded_holder != t->state.holder);
 }
 
+bool xdev_txn_passes_between(const struct xdev_txn *t) {
+        return t->loaded_has_holder && xdev_txn_holder_changed(t);
+}
+
 /* A node at PATH not in the ledger that carries the mark of a grant
  * (doc/DESIGN.md §3.6): a state that was lost granted it. It goes into the
  * ledger as not granted, with the original its mark holds, to be put back. */
@@ -144,7 +148,7 @@ static bool is_drm_primary(const struct xdev_node *n) {
         return n->class == XDEV_CLASS_DRM && base && strncmp(base + 1, "card", 4) == 0;
 }
 
-int xdev_txn_commit(struct xdev_ctx *ctx, struct xdev_txn *t, bool all, bool keep) {
+int xdev_txn_commit(struct xdev_ctx *ctx, struct xdev_txn *t, bool all) {
         int failed = 0, r;
         bool pruned = false;
 
@@ -163,27 +167,13 @@ int xdev_txn_commit(struct xdev_ctx *ctx, struct xdev_txn *t, bool all, bool kee
                         continue;
                 if (!n->dirty && !all)
                         continue;
-                if (!n->granted && n->restored) {
-                        /* put back earlier in this transaction, at a
-                         * handover that did not grant it again */
-                        if (n->mark_kept)
-                                (void) xdev_node_unmark(&t->dirs, n);
-                        n->mark_kept = false;
-                        continue;
-                }
-                unsigned flags = n->dirty ? XDEV_CONVERGE_CHANGES : 0;
-                if (!n->granted && keep)
-                        flags |= XDEV_CONVERGE_KEEP_MARK;
-                r = xdev_node_converge(&t->dirs, n, flags);
+                r = xdev_node_converge(&t->dirs, n, n->dirty ? XDEV_CONVERGE_CHANGES : 0);
                 n->dirty = false;
-                n->mark_kept = r == 0 && (flags & XDEV_CONVERGE_KEEP_MARK);
                 if (r == 0) {
                         xdev_debug(&ctx->log, "\"%s\": %s", n->path,
                                    n->granted ? "granted" : "restored");
-                        if (!n->granted) {
-                                n->restored = true;
+                        if (!n->granted)
                                 n->dirty = true; /* mark for pruning */
-                        }
                         continue;
                 }
                 if (r == -ENOENT || r == -ESTALE) {
@@ -203,8 +193,7 @@ int xdev_txn_commit(struct xdev_ctx *ctx, struct xdev_txn *t, bool all, bool kee
                                  n->path, strerror(-r));
         }
         for (size_t i = t->state.n_nodes; i-- > 0;)
-                if (t->state.nodes[i].dirty && !t->state.nodes[i].granted &&
-                    !(keep && t->state.nodes[i].restored)) {
+                if (t->state.nodes[i].dirty && !t->state.nodes[i].granted) {
                         xdev_state_remove_node(&t->state, i);
                         pruned = true;
                 }
@@ -283,7 +272,7 @@ int xdev_txn_begin(struct xdev_ctx *ctx, struct xdev_txn *t) {
                 (void) snprintf(targets[n].path, sizeof targets[n].path, "%s", nd->path);
                 grantee[n++] = nd->grantee;
         }
-        if (xdev_txn_commit(ctx, t, false, false) == 0) {
+        if (xdev_txn_commit(ctx, t, false) == 0) {
                 xdev_log(&ctx->log, LOG_WARNING,
                          "%u node(s) granted by the lost state were put back to their originals",
                          t->lost);

@@ -13,14 +13,14 @@
 #include "state.h"
 #include "sweep.h"
 
-/* The phases of a follow step, each reported once, as it ends: at a
- * handover LOAD, RELEASE, SWEEP, GRANT; when grants are only taken off or
- * only made, LOAD, GRANT (the one commit), SWEEP. */
+/* The phases of a follow step, each reported once, as it ends: LOAD, GRANT
+ * (the one commit), SWEEP (doc/DESIGN.md §3.5.1). */
 enum xdev_follow_phase {
-        XDEV_PHASE_LOAD,    /* lock taken, state read, leaders checked, holder elected */
-        XDEV_PHASE_RELEASE, /* the old holder's grants taken off (saved, converged) */
-        XDEV_PHASE_SWEEP,   /* its processes searched for its fds, which were revoked */
-        XDEV_PHASE_GRANT,   /* the new holder's grants (saved, converged) */
+        XDEV_PHASE_LOAD,  /* lock taken, state read, leaders checked, holder elected */
+        XDEV_PHASE_GRANT, /* the grants planned, saved and converged: at a handover each
+                           * node from the old holder to the new in one write */
+        XDEV_PHASE_SWEEP, /* the old holder's processes searched for its fds, which were
+                           * revoked */
 };
 
 /* The caller of the follow steps (xdevicesd, which makes the shared devices
@@ -47,7 +47,7 @@ struct xdev_txn {
         struct xdev_store store;
         struct xdev_state state;
         int active_vt;
-        bool loaded_has_holder; /* the holder as loaded (or as released) */
+        bool loaded_has_holder; /* the holder as loaded */
         uid_t loaded_holder;
         struct xdev_linger_set linger; /* shared grants as loaded, see linger_after */
         struct xdev_dircache dirs;
@@ -72,18 +72,22 @@ int xdev_txn_open(struct xdev_ctx *ctx, struct xdev_txn *t);
 /* Whether a node of T's ledger waits to be converged (dirty). */
 bool xdev_txn_any_dirty(const struct xdev_txn *t);
 
-/* Whether T's state names a holder other than the one loaded (or released):
- * the shared devices pass to it. */
+/* Whether T's state names a holder other than the one loaded: the shared
+ * devices pass to it. */
 bool xdev_txn_holder_changed(const struct xdev_txn *t);
+
+/* Whether they pass to it from another holder (a VT switch from one
+ * session to another), not from nobody. */
+bool xdev_txn_passes_between(const struct xdev_txn *t);
 
 /* Tells a follow step's caller that PHASE ended. */
 void xdev_txn_phase_end(struct xdev_txn *t, enum xdev_follow_phase phase);
 
-/* Saves the plan, converges every dirty node, then drops restored entries
- * (KEEP: keeps them, for a handover that grants them again at once).
- * Returns the number of grants that failed (each already put back), or
- * -errno when the state could not be saved (nothing was changed then). */
-int xdev_txn_commit(struct xdev_ctx *ctx, struct xdev_txn *t, bool all, bool keep);
+/* Saves the plan, converges every dirty node (ALL: every node), then drops
+ * restored entries. Returns the number of grants that failed (each already
+ * put back), or -errno when the state could not be saved (nothing was
+ * changed then). */
+int xdev_txn_commit(struct xdev_ctx *ctx, struct xdev_txn *t, bool all);
 
 /* Opens a transaction; what a lost state left granted is put back first,
  * before anything is decided, so that no grant of it is taken for an

@@ -16,9 +16,8 @@ static void phase_end(void *data, enum xdev_follow_phase phase) {
         struct xdev_step_watch *w = data;
         double now = xdev_now_ms();
         double *sum[] = { [XDEV_PHASE_LOAD] = &w->load,
-                          [XDEV_PHASE_RELEASE] = &w->release,
-                          [XDEV_PHASE_SWEEP] = &w->sweep,
-                          [XDEV_PHASE_GRANT] = &w->grant };
+                          [XDEV_PHASE_GRANT] = &w->grant,
+                          [XDEV_PHASE_SWEEP] = &w->sweep };
 
         if ((size_t) phase < sizeof sum / sizeof sum[0])
                 *sum[phase] += now - w->mark;
@@ -66,6 +65,6 @@ void xdev_step_watch_attach(struct xdev_step_watch *w, struct xdev_follow_self *
 }
 
 void xdev_step_watch_start(struct xdev_step_watch *w) {
-        w->load = w->release = w->sweep = w->grant = 0;
+        w->load = w->grant = w->sweep = 0;
         w->mark = xdev_now_ms();
 }

@@ -12,7 +12,7 @@ struct xdev_step_watch {
         unsigned delay_min_ms, delay_max_ms; /* --test-grant-delay; 0: none */
         const struct xdev_log *log;          /* for the test knob's line, or NULL */
         double mark;                         /* the end of the last phase timed (ms) */
-        double load, release, sweep, grant;  /* ms, as core.h's phases */
+        double load, grant, sweep;           /* ms, as txn.h's phases */
 };
 
 /* Points the calls of SELF at W. The core makes those calls with the state

@@ -672,15 +672,14 @@ static void daemon_stepped(struct daemon *d, double step) {
         if (res->changed)
                 xdev_log(
                         &ctx->log, LOG_INFO,
-                        "tty%d in front: %s (%.1f ms: load %.1f, take off %.1f, sweep %.1f of %u processes, grant %.1f)",
+                        "tty%d in front: %s (%.1f ms: load %.1f, grant %.1f, sweep %.1f of %u processes)",
                         res->active_vt,
                         !res->has_holder ? "nobody holds"
                                 : ctx->config_ok
                                 ? "its session holds"
                                 : "its session keeps what it held (the configuration is "
                                   "broken: nothing new is granted)",
-                        step, d->watch->load, d->watch->release, d->watch->sweep, res->examined,
-                        d->watch->grant);
+                        step, d->watch->load, d->watch->grant, d->watch->sweep, res->examined);
         timer_arm(d->timerfd, res->sweep_check_ms);
         r = state_watch(d->inofd, ctx->statedir, &d->watched);
         if (r != 0)
