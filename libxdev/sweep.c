@@ -51,6 +51,14 @@
 /* Lines of PID/maps that count one to the scan budget: a line costs 0.1 to
  * 0.4 us to read (a file's path is the dearer), an fd entry about 4 us. */
 #define MAPS_LINES_PER_ENTRY 16
+/* How long a sweep waits for one maps read, and for all of its reads that
+ * did not come back in time; once those have taken MAPS_WAIT_ALL_MS, each
+ * read gets MAPS_WAIT_LAST_MS (doc/DESIGN.md §3.5.4). A read of a process
+ * whose map lock nobody keeps takes well under a millisecond on a host
+ * and a few under TCG. */
+#define MAPS_WAIT_MS 250
+#define MAPS_WAIT_ALL_MS 1000
+#define MAPS_WAIT_LAST_MS 20
 
 static int pidfd_open(pid_t pid) {
         return (int) syscall(SYS_pidfd_open, pid, 0);
@@ -120,6 +128,11 @@ struct xdev_sweep {
         unsigned spent;    /* entries read in all (XDEV_SWEEP_LOCKED_BUDGET) */
         uint64_t deadline; /* SIGKILL to the victims still there */
         unsigned grace_ms; /* for messages */
+        /* its maps reads (MAPS: &OWN_MAPS, writable through a const sweep) */
+        struct sweep_maps {
+                struct xdev_uring_maps_reader reader; /* its thread, from the first read */
+                unsigned waited_ms;                   /* spent on reads given up */
+        } own_maps, *maps;
         /* a sweep left to finish after the lock: its own copies */
         struct xdev_sweep_opts own_opts;
         struct xdev_sweep_counts own_counts;
@@ -209,7 +222,8 @@ static bool sweep_reads_maps(const struct xdev_sweep *s) {
 
 /* The rings P maps, read before its fd tables (rings made after this read
  * are not looked for, as a file opened after the scan is not). Every
- * MAPS_LINES_PER_ENTRY lines count one to P's scan budget. */
+ * MAPS_LINES_PER_ENTRY lines count one to P's scan budget. A read that
+ * does not come back in time (MAPS_WAIT_MS) leaves the map unread. */
 static void proc_read_maps(const struct xdev_sweep *s, int procfd, struct proc *p) {
         unsigned budget = scan_budget(s);
         size_t lines = 0, max = budget > p->cost ? (size_t) (budget - p->cost) : 0;
@@ -224,8 +238,17 @@ static void proc_read_maps(const struct xdev_sweep *s, int procfd, struct proc *
                         p->maps_error = -errno;
                 return;
         }
-        r = xdev_uring_maps_read(fd, max * MAPS_LINES_PER_ENTRY, &lines, &p->rings);
-        (void) close(fd);
+        unsigned spent = s->maps->waited_ms;
+        unsigned wait = spent >= MAPS_WAIT_ALL_MS         ? MAPS_WAIT_LAST_MS
+                : MAPS_WAIT_ALL_MS - spent < MAPS_WAIT_MS ? MAPS_WAIT_ALL_MS - spent
+                                                          : MAPS_WAIT_MS;
+        if (wait < MAPS_WAIT_LAST_MS)
+                wait = MAPS_WAIT_LAST_MS;
+        s->maps->reader.tag = (unsigned) s->opts->only_uid;
+        r = xdev_uring_maps_read_within(&s->maps->reader, fd, max * MAPS_LINES_PER_ENTRY, wait,
+                                        &lines, &p->rings);
+        if (r == -ETIMEDOUT)
+                s->maps->waited_ms += wait;
         p->cost += (unsigned) ((lines + MAPS_LINES_PER_ENTRY - 1) / MAPS_LINES_PER_ENTRY);
         if (r == -E2BIG)
                 p->over_budget = true;
@@ -647,8 +670,15 @@ static void proc_ring_gap(struct xdev_sweep *s, const struct proc *p, enum xdev_
                 why = "more io_uring rings mapped than a scan tracks, may hold it unseen";
                 break;
         case RING_GAP_UNREAD:
-                (void) snprintf(what, sizeof what, "a memory map that could not be read (%s)",
-                                strerror(-p->maps_error));
+                if (p->maps_error == -ETIMEDOUT || p->maps_error == -EBUSY)
+                        (void) snprintf(what, sizeof what,
+                                        "a memory map that did not come back in time (its "
+                                        "map lock is held%s)",
+                                        p->maps_error == -EBUSY ? ", or so were others'" : "");
+                else
+                        (void) snprintf(what, sizeof what,
+                                        "a memory map that could not be read (%s)",
+                                        strerror(-p->maps_error));
                 why = "its memory map could not be read for io_uring rings with no fd, may hold it unseen";
                 break;
         }
@@ -1251,6 +1281,7 @@ static int sweep_rest(struct xdev_sweep *s, unsigned before) {
 static void sweep_free(struct xdev_sweep *s) {
         if (!s)
                 return;
+        xdev_uring_maps_reader_done(&s->own_maps.reader);
         for (size_t i = 0; i < s->n_victims; i++)
                 if (s->victims[i].pidfd >= 0)
                         (void) close(s->victims[i].pidfd);
@@ -1311,6 +1342,7 @@ int xdev_sweep_start(const struct xdev_sweep_target *targets, size_t n,
                                    .counts = &counts,
                                    .grace_ms = grace,
                                    .deadline = opts->until_ms ? opts->until_ms : now_ms() + grace };
+        s->maps = &s->own_maps;
         r = sweep_pass(s);
         /* At a VT switch every victim was sent SIGKILL (§3.5.6): what it
          * forked before the signal landed is looked for at once, while the
