@@ -104,6 +104,8 @@ struct proc {
         struct xdev_uring_mapped rings;
         uint64_t rings_listed;
         int maps_error; /* PID/maps could not be read: -errno, else 0 */
+        bool maps_slow; /* a read of PID/maps did not come back in time: the
+                         * scan again after the pin waits MAPS_WAIT_LAST_MS */
         enum ring_gap ring_gap;
         uint64_t ring_gap_ino;
 };
@@ -242,13 +244,14 @@ static void proc_read_maps(const struct xdev_sweep *s, int procfd, struct proc *
         unsigned wait = spent >= MAPS_WAIT_ALL_MS         ? MAPS_WAIT_LAST_MS
                 : MAPS_WAIT_ALL_MS - spent < MAPS_WAIT_MS ? MAPS_WAIT_ALL_MS - spent
                                                           : MAPS_WAIT_MS;
-        if (wait < MAPS_WAIT_LAST_MS)
+        if (wait < MAPS_WAIT_LAST_MS || p->maps_slow)
                 wait = MAPS_WAIT_LAST_MS;
-        s->maps->reader.tag = (unsigned) s->opts->only_uid;
         r = xdev_uring_maps_read_within(&s->maps->reader, fd, max * MAPS_LINES_PER_ENTRY, wait,
                                         &lines, &p->rings);
-        if (r == -ETIMEDOUT)
+        if (r == -ETIMEDOUT) {
                 s->maps->waited_ms += wait;
+                p->maps_slow = true;
+        }
         p->cost += (unsigned) ((lines + MAPS_LINES_PER_ENTRY - 1) / MAPS_LINES_PER_ENTRY);
         if (r == -E2BIG)
                 p->over_budget = true;
@@ -670,11 +673,10 @@ static void proc_ring_gap(struct xdev_sweep *s, const struct proc *p, enum xdev_
                 why = "more io_uring rings mapped than a scan tracks, may hold it unseen";
                 break;
         case RING_GAP_UNREAD:
-                if (p->maps_error == -ETIMEDOUT || p->maps_error == -EBUSY)
+                if (p->maps_error == -ETIMEDOUT)
                         (void) snprintf(what, sizeof what,
                                         "a memory map that did not come back in time (its "
-                                        "map lock is held%s)",
-                                        p->maps_error == -EBUSY ? ", or so were others'" : "");
+                                        "map lock is held)");
                 else
                         (void) snprintf(what, sizeof what,
                                         "a memory map that could not be read (%s)",

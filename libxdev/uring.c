@@ -19,16 +19,25 @@
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "uring.h"
+
+#ifdef HAVE_VALGRIND_VALGRIND_H
+#include <valgrind/valgrind.h>
+#define UNDER_VALGRIND (RUNNING_ON_VALGRIND != 0)
+#else
+#define UNDER_VALGRIND false
+#endif
 
 #define LINE_HEAD 32  /* the index and ": " */
 #define LINE_TAIL 160 /* more than any name looked for */
@@ -378,224 +387,94 @@ int xdev_uring_maps_read(int fd, size_t max_lines, size_t *lines, struct xdev_ur
         return 0;
 }
 
-/* The thread of a maps reader and what it shares with its owner, under
- * LOCK. Freed by whichever of the two lets go of it last. */
-struct maps_worker {
-        pthread_t tid; /* joined by done(), detached when given up */
-        unsigned tag;  /* the reader's, counted in STRANDED once given up */
-        bool stranded; /* under STRANDED_LOCK */
-        pthread_mutex_t lock;
-        pthread_cond_t cond; /* CLOCK_MONOTONIC; a job queued, done, or stop */
-        unsigned refs;       /* the owner's and the thread's */
-        bool stop;           /* the owner let go: end after the job in hand */
-        bool queued, done;
-        int fd; /* the job's, -1 once read (the thread closes it) */
+/* A maps read done by a task of its own: it shares the caller's memory
+ * (CLONE_VM: it writes the result where the caller reads it) but is no
+ * thread of the caller's process, so it can be killed alone (SIGKILL ends
+ * a read that waits for the map lock: the wait is killable), a glibc
+ * set*id() of the caller never waits for it (a PAM module's host, login,
+ * changes its uids after the session opens), and it sends no SIGCHLD. It
+ * runs only xdev_uring_maps_read(), which takes no lock and allocates
+ * nothing; the caller waits on its pidfd meanwhile. */
+struct maps_job {
+        int fd;
         size_t max_lines, lines;
         int r;
         struct xdev_uring_mapped rings;
 };
 
-/* The threads whose read was given up and that still wait, per tag. */
-static pthread_mutex_t stranded_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { unsigned tag, n; } stranded[XDEV_URING_STRANDED_ALL];
-static unsigned stranded_all;
+#define MAPS_TASK_STACK (128 * 1024)
 
-/* Whether a thread may be left stranded for TAG: counted if so. */
-static bool stranded_take(unsigned tag) {
-        size_t free_at = XDEV_URING_STRANDED_ALL;
-        bool ok = false;
+static int maps_task(void *data) {
+        struct maps_job *j = data;
+        sigset_t all;
 
-        (void) pthread_mutex_lock(&stranded_lock);
-        for (size_t i = 0; i < XDEV_URING_STRANDED_ALL; i++) {
-                if (stranded[i].n > 0 && stranded[i].tag == tag) {
-                        free_at = i;
-                        break;
-                }
-                if (stranded[i].n == 0 && free_at == XDEV_URING_STRANDED_ALL)
-                        free_at = i;
-        }
-        if (free_at < XDEV_URING_STRANDED_ALL && stranded_all < XDEV_URING_STRANDED_ALL &&
-            stranded[free_at].n < XDEV_URING_STRANDED_MAX) {
-                stranded[free_at].tag = tag;
-                stranded[free_at].n++;
-                stranded_all++;
-                ok = true;
-        }
-        (void) pthread_mutex_unlock(&stranded_lock);
-        return ok;
-}
-
-static void stranded_put(unsigned tag) {
-        (void) pthread_mutex_lock(&stranded_lock);
-        for (size_t i = 0; i < XDEV_URING_STRANDED_ALL; i++)
-                if (stranded[i].n > 0 && stranded[i].tag == tag) {
-                        stranded[i].n--;
-                        stranded_all--;
-                        break;
-                }
-        (void) pthread_mutex_unlock(&stranded_lock);
-}
-
-/* Whether TAG may have a thread stranded now (not counted). */
-static bool stranded_room(unsigned tag) {
-        bool room;
-
-        (void) pthread_mutex_lock(&stranded_lock);
-        room = stranded_all < XDEV_URING_STRANDED_ALL;
-        for (size_t i = 0; room && i < XDEV_URING_STRANDED_ALL; i++)
-                if (stranded[i].n > 0 && stranded[i].tag == tag)
-                        room = stranded[i].n < XDEV_URING_STRANDED_MAX;
-        (void) pthread_mutex_unlock(&stranded_lock);
-        return room;
-}
-
-static void worker_put(struct maps_worker *w) {
-        bool last;
-
-        (void) pthread_mutex_lock(&w->lock);
-        last = --w->refs == 0;
-        (void) pthread_mutex_unlock(&w->lock);
-        if (!last)
-                return;
-        if (w->stranded)
-                stranded_put(w->tag);
-        if (w->fd >= 0)
-                (void) close(w->fd);
-        (void) pthread_cond_destroy(&w->cond);
-        (void) pthread_mutex_destroy(&w->lock);
-        free(w);
-}
-
-static void *worker_main(void *data) {
-        struct maps_worker *w = data;
-
-        (void) pthread_mutex_lock(&w->lock);
-        for (;;) {
-                while (!w->queued && !w->stop)
-                        (void) pthread_cond_wait(&w->cond, &w->lock);
-                if (!w->queued)
-                        break;
-                int fd = w->fd;
-                size_t max = w->max_lines, lines = 0;
-                struct xdev_uring_mapped rings = { 0 };
-                (void) pthread_mutex_unlock(&w->lock);
-                int r = xdev_uring_maps_read(fd, max, &lines, &rings);
-                (void) close(fd);
-                (void) pthread_mutex_lock(&w->lock);
-                w->fd = -1;
-                w->queued = false;
-                w->done = true;
-                w->r = r;
-                w->lines = lines;
-                w->rings = rings;
-                (void) pthread_cond_broadcast(&w->cond);
-        }
-        (void) pthread_mutex_unlock(&w->lock);
-        worker_put(w);
-        return NULL;
-}
-
-/* A new worker, its thread running with every signal blocked (a PAM
- * module's host keeps its signals for its own thread). */
-static int worker_start(struct maps_worker **ret) {
-        struct maps_worker *w = calloc(1, sizeof *w);
-        pthread_condattr_t ca;
-        pthread_attr_t ta;
-        sigset_t all, old;
-        int r;
-
-        if (!w)
-                return -ENOMEM;
-        w->fd = -1;
-        w->refs = 2;
-        (void) pthread_mutex_init(&w->lock, NULL);
-        (void) pthread_condattr_init(&ca);
-        (void) pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        (void) pthread_cond_init(&w->cond, &ca);
-        (void) pthread_condattr_destroy(&ca);
-        (void) pthread_attr_init(&ta);
-        (void) pthread_attr_setstacksize(&ta, 256 * 1024);
         (void) sigfillset(&all);
-        (void) pthread_sigmask(SIG_SETMASK, &all, &old);
-        r = pthread_create(&w->tid, &ta, worker_main, w);
-        (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
-        (void) pthread_attr_destroy(&ta);
-        if (r != 0) {
-                (void) pthread_cond_destroy(&w->cond);
-                (void) pthread_mutex_destroy(&w->lock);
-                free(w);
-                return -r;
-        }
-        *ret = w;
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+        j->r = xdev_uring_maps_read(j->fd, j->max_lines, &j->lines, &j->rings);
         return 0;
+}
+
+static int pidfd_send(int pidfd, int sig) {
+        return (int) syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+static void maps_task_reap(int pidfd) {
+        siginfo_t si;
+
+        while (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
+                ;
 }
 
 int xdev_uring_maps_read_within(struct xdev_uring_maps_reader *mr, int fd, size_t max_lines,
                                 unsigned timeout_ms, size_t *lines, struct xdev_uring_mapped *ret) {
-        struct maps_worker *w;
-        struct timespec until;
-        int r;
+        struct maps_job job = { .fd = fd, .max_lines = max_lines, .r = -EIO };
+        struct pollfd pfd = { .events = POLLIN };
+        int pidfd = -1, r;
+        pid_t pid;
 
-        if (!stranded_room(mr->tag)) {
-                (void) close(fd);
-                return -EBUSY;
-        }
-        if (!mr->worker) {
-                r = worker_start(&mr->worker);
-                if (r < 0) {
+        if (!mr->stack) {
+                void *st = mmap(NULL, MAPS_TASK_STACK, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+                if (st == MAP_FAILED) {
+                        r = -errno;
                         (void) close(fd);
                         return r;
                 }
+                mr->stack = st;
         }
-        w = mr->worker;
-        w->tag = mr->tag;
-        (void) clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += timeout_ms / 1000;
-        until.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
+        if (UNDER_VALGRIND) {
+                /* valgrind runs no CLONE_VM task that is not a thread
+                 * (it exits): read here, without a bound */
+                r = xdev_uring_maps_read(fd, max_lines, lines, ret);
+                (void) close(fd);
+                return r;
         }
-        (void) pthread_mutex_lock(&w->lock);
-        w->fd = fd;
-        w->max_lines = max_lines;
-        w->queued = true;
-        w->done = false;
-        (void) pthread_cond_broadcast(&w->cond);
-        while (!w->done)
-                if (pthread_cond_timedwait(&w->cond, &w->lock, &until) == ETIMEDOUT)
-                        break;
-        if (!w->done) {
-                /* stuck behind the map lock: the thread keeps the fd and
-                 * ends once the read returns, counted till then */
-                w->stop = true;
-                w->stranded = stranded_take(w->tag);
-                (void) pthread_mutex_unlock(&w->lock);
-                (void) pthread_detach(w->tid);
-                worker_put(w);
-                mr->worker = NULL;
+        pid = clone(maps_task, (char *) mr->stack + MAPS_TASK_STACK,
+                    CLONE_VM | CLONE_FILES | CLONE_PIDFD, &job, &pidfd);
+        if (pid < 0) {
+                r = -errno;
+                (void) close(fd);
+                return r;
+        }
+        pfd.fd = pidfd;
+        do
+                r = poll(&pfd, 1, (int) timeout_ms);
+        while (r < 0 && errno == EINTR);
+        if (r <= 0) /* stuck behind the map lock: the killable wait ends */
+                (void) pidfd_send(pidfd, SIGKILL);
+        maps_task_reap(pidfd);
+        (void) close(pidfd);
+        (void) close(fd);
+        if (r <= 0)
                 return -ETIMEDOUT;
-        }
-        w->done = false;
-        r = w->r;
-        *lines += w->lines;
-        if (r == 0)
-                *ret = w->rings;
-        (void) pthread_mutex_unlock(&w->lock);
-        return r;
+        *lines += job.lines;
+        if (job.r == 0)
+                *ret = job.rings;
+        return job.r;
 }
 
 void xdev_uring_maps_reader_done(struct xdev_uring_maps_reader *mr) {
-        struct maps_worker *w = mr->worker;
-
-        if (!w)
-                return;
-        /* idle: it ends at once */
-        (void) pthread_mutex_lock(&w->lock);
-        w->stop = true;
-        (void) pthread_cond_broadcast(&w->cond);
-        (void) pthread_mutex_unlock(&w->lock);
-        (void) pthread_join(w->tid, NULL);
-        worker_put(w);
-        mr->worker = NULL;
+        if (mr->stack)
+                (void) munmap(mr->stack, MAPS_TASK_STACK);
+        mr->stack = NULL;
 }

@@ -41,39 +41,25 @@ struct xdev_uring_mapped {
  * failure *RET is left alone. */
 int xdev_uring_maps_read(int fd, size_t max_lines, size_t *lines, struct xdev_uring_mapped *ret);
 
-/* A thread that reads maps texts for its owner, who waits for each read
- * no longer than it chose. Reading /proc/PID/maps takes that process's
- * memory map lock; a process can keep it from being taken for as long as
- * it likes, at no CPU cost (one thread faulting in a page of a FUSE file
- * that its own server never answers, from a system call that waits with
- * the lock held, while another asks for the lock to write: mmap()), and
- * a read would wait behind it for ever, with whatever lock its reader
- * holds (doc/DESIGN.md §3.5.4). Zero-initialised: no thread yet; one is
- * started by the first read. Not for two threads at once. */
+/* Reads maps texts for its owner, who waits for each read no longer than
+ * it chose. Reading /proc/PID/maps takes that process's memory map lock; a
+ * process can keep it from being taken for as long as it likes, at no CPU
+ * cost (a page of its own FUSE file under a writeback its server never
+ * answers, written to again by one thread while another changes that
+ * mapping), and a read would wait behind it for ever, with whatever lock
+ * its reader holds (doc/DESIGN.md §3.5.4). Each read is made by a task of
+ * its own that is killed when it does not come back in time. Zero-
+ * initialised; xdev_uring_maps_reader_done() frees what it keeps. */
 struct xdev_uring_maps_reader {
-        struct maps_worker *worker;
-        unsigned tag; /* whose processes it reads (a uid): see below */
+        void *stack; /* the reading task's, kept from one read to the next */
 };
 
-/* A read given up on leaves its thread waiting in the kernel for as long
- * as the process keeps its lock, which may be for good (a process stuck
- * in an uninterruptible wait that a SIGKILL does not end). So at most
- * XDEV_URING_STRANDED_MAX such threads are left per tag (the uid whose
- * processes are read, so that one user's cannot use up another's) and in
- * all XDEV_URING_STRANDED_ALL; past either a read is not tried and fails
- * with -EBUSY. */
-#define XDEV_URING_STRANDED_MAX 4
-#define XDEV_URING_STRANDED_ALL 64
-
-/* Reads FD (taken: the reader closes it) as xdev_uring_maps_read() does,
- * in R's thread, waiting at most TIMEOUT_MS. Returns its result (*LINES,
- * *RET as it gives them), or -ETIMEDOUT: that read is left to finish on
- * its own, its thread forgotten, and the next read gets a new one;
- * -EBUSY past the threads left stranded (above); or -errno when no thread
- * can be started. FD is closed in every case. */
+/* Reads FD as xdev_uring_maps_read() does, waiting at most TIMEOUT_MS.
+ * Returns its result (*LINES, *RET as it gives them), -ETIMEDOUT when the
+ * read did not come back in time (it is ended), or -errno when it could
+ * not be started. FD is closed in every case. */
 int xdev_uring_maps_read_within(struct xdev_uring_maps_reader *r, int fd, size_t max_lines,
                                 unsigned timeout_ms, size_t *lines, struct xdev_uring_mapped *ret);
 
-/* Lets R's thread end (it ends by itself after a read that was given
- * up). R can be used again. */
+/* Frees what R keeps; R can be used again. */
 void xdev_uring_maps_reader_done(struct xdev_uring_maps_reader *r);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <dirent.h>
@@ -26,7 +27,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/io_uring.h>
-#include <linux/fuse.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -688,170 +688,55 @@ START_TEST(test_io_uring_with_its_lock_held_is_unreachable) {
 }
 END_TEST
 
-/* A FUSE file system of one file, "blk" (1 MiB of zeros), whose writes
- * are never answered: the user's own FUSE server could do the same from
- * a user namespace of hers (/dev/fuse is 0666). Served by a child of the
- * test, mounted at STALL_MNT in the test's private mount namespace. */
+/* Where the stalled process mounts its FUSE file system: its own mount
+ * namespace's, inside the test's. */
 #define STALL_MNT H_ROOT "/fuse"
 
-static void fuse_reply(int fd, uint64_t unique, int error, const void *body, size_t len) {
-        char buf[512];
-        struct fuse_out_header h = { .len = (uint32_t) (sizeof h + len),
-                                     .error = error,
-                                     .unique = unique };
-        memcpy(buf, &h, sizeof h);
-        if (len)
-                memcpy(buf + sizeof h, body, len);
-        (void) !write(fd, buf, sizeof h + len);
-}
+/* Starts tests/vm/guest/xdt-mapstall (XDEV_MAPSTALL) for UID: as that
+ * user, in a user namespace of hers, a process whose map lock is kept
+ * from being taken by her own FUSE server. Returns its pid (a child of
+ * this process) and *SERVER's, or 0 when FUSE or a user namespace of her
+ * own is not available here. */
+static pid_t mapstall_start(uid_t uid, pid_t *server) {
+        const char *bin = getenv("XDEV_MAPSTALL");
+        char uidbuf[16], line[256] = "";
+        int pfd[2], p = -1, sv = -1;
+        size_t len = 0;
 
-static void fuse_attr_of(uint64_t node, struct fuse_attr *a) {
-        *a = (struct fuse_attr) { .ino = node, .nlink = 1, .blksize = 4096 };
-        if (node == FUSE_ROOT_ID)
-                a->mode = S_IFDIR | 0755;
-        else {
-                a->mode = S_IFREG | 0666;
-                a->size = 1 << 20;
-                a->blocks = (1 << 20) / 512;
-        }
-}
-
-/* The server's loop: INIT, LOOKUP and GETATTR of the root and "blk",
- * OPEN, READ (zeros); WRITE is never answered; the rest gets ENOSYS. */
-static void fuse_serve(int fd) {
-        static char buf[1 << 21];
-        for (;;) {
-                ssize_t n = read(fd, buf, sizeof buf);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < (ssize_t) sizeof(struct fuse_in_header))
-                        _exit(0);
-                const struct fuse_in_header *in = (const void *) buf;
-                const char *arg = buf + sizeof *in;
-                switch (in->opcode) {
-                case FUSE_INIT: {
-                        struct fuse_init_out o = { .major = FUSE_KERNEL_VERSION,
-                                                   .minor = FUSE_KERNEL_MINOR_VERSION,
-                                                   .max_write = 4096 };
-                        fuse_reply(fd, in->unique, 0, &o, sizeof o);
-                        break;
-                }
-                case FUSE_LOOKUP:
-                        if (strcmp(arg, "blk") != 0) {
-                                fuse_reply(fd, in->unique, -ENOENT, NULL, 0);
-                                break;
-                        }
-                        struct fuse_entry_out e = { .nodeid = 2, .generation = 1 };
-                        fuse_attr_of(2, &e.attr);
-                        fuse_reply(fd, in->unique, 0, &e, sizeof e);
-                        break;
-                case FUSE_GETATTR: {
-                        struct fuse_attr_out o = { .attr_valid = 60 };
-                        fuse_attr_of(in->nodeid, &o.attr);
-                        fuse_reply(fd, in->unique, 0, &o, sizeof o);
-                        break;
-                }
-                case FUSE_OPEN: {
-                        struct fuse_open_out o = { .fh = 1 };
-                        fuse_reply(fd, in->unique, 0, &o, sizeof o);
-                        break;
-                }
-                case FUSE_READ: {
-                        static const char zeros[4096];
-                        const struct fuse_read_in *r = (const void *) arg;
-                        size_t len = r->size < sizeof zeros ? r->size : sizeof zeros;
-                        char out[sizeof(struct fuse_out_header) + sizeof zeros];
-                        struct fuse_out_header h = { .len = (uint32_t) (sizeof h + len),
-                                                     .unique = in->unique };
-                        memcpy(out, &h, sizeof h);
-                        memcpy(out + sizeof h, zeros, len);
-                        (void) !write(fd, out, sizeof h + len);
-                        break;
-                }
-                case FUSE_WRITE:
-                case FUSE_INTERRUPT:
-                case FUSE_FORGET:
-                case FUSE_BATCH_FORGET:
-                        break; /* never answered, or no answer due */
-                default:
-                        fuse_reply(fd, in->unique, -ENOSYS, NULL, 0);
-                }
-        }
-}
-
-/* Mounts the file system and starts its server; returns the server's pid,
- * or 0 when FUSE is not available here. */
-static pid_t fuse_stall_start(void) {
-        char opts[128];
-        /* the test's /dev is its own: the node made where it can be */
+        ck_assert_ptr_nonnull(bin);
+        /* the test's /dev is its own: the node made where the user finds it */
         (void) mknod("/dev/fuse", S_IFCHR | 0666, makedev(10, 229));
-        int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-        if (fd < 0) {
-                fprintf(stderr, "test-linger: /dev/fuse (10:229): %s\n", strerror(errno));
-                return 0;
-        }
-        (void) mkdir(STALL_MNT, 0755);
-        (void) snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other",
-                        fd);
-        if (mount("xdt-stall", STALL_MNT, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
-                fprintf(stderr, "test-linger: mount of a FUSE file system: %s\n", strerror(errno));
-                (void) close(fd);
-                return 0;
-        }
+        (void) chmod("/dev/fuse", 0666);
+        (void) mkdir(STALL_MNT, 0777);
+        (void) chmod(STALL_MNT, 0777);
+        (void) snprintf(uidbuf, sizeof uidbuf, "%u", (unsigned) uid);
+        ck_assert_int_eq(pipe2(pfd, O_CLOEXEC), 0);
         pid_t pid = fork();
         ck_assert_int_ge(pid, 0);
-        if (pid == 0)
-                fuse_serve(fd);
-        (void) close(fd);
-        return pid;
-}
-
-static void fuse_stall_stop(pid_t server) {
-        (void) kill(server, SIGKILL);
-        (void) waitpid(server, NULL, 0);
-        (void) umount2(STALL_MNT, MNT_DETACH);
-}
-
-/* The user's process that keeps its memory map lock from being taken: its
- * shared writable map of blk has a page under a writeback nobody answers;
- * a thread writes to that page again and waits for the writeback in
- * page_mkwrite, with the mapping's lock (or, before Linux 6.4, the whole
- * map's) held for reading; another changes that mapping (mprotect), takes
- * the map lock to write and waits for the first; a read of its maps then
- * waits behind that writer. The writer thread is made first: a thread's
- * own stack is an mmap too. */
-static char *stall_area;
-
-static void *stall_writer(void *data) {
-        (void) data;
-        (void) usleep(200 * 1000);
-        (void) mprotect(stall_area, 4096, PROT_READ);
-        return NULL;
-}
-
-static void *stall_store(void *data) {
-        (void) data;
-        stall_area[0] = 2;
-        return NULL;
-}
-
-static void stall_run(void *data) {
-        pthread_t w, r;
-        int fd = open(STALL_MNT "/blk", O_RDWR | O_CLOEXEC);
-        (void) data;
-        stall_area =
-                fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (stall_area == MAP_FAILED)
-                _exit(13);
-        stall_area[0] = 1; /* read in, made writable, dirty */
-        if (sync_file_range(fd, 0, 4096, SYNC_FILE_RANGE_WRITE) < 0)
-                _exit(14);
-        (void) usleep(100 * 1000); /* the WRITE on its way */
-        if (pthread_create(&w, NULL, stall_writer, NULL) != 0 ||
-            pthread_create(&r, NULL, stall_store, NULL) != 0)
-                _exit(15);
-        for (;;)
-                (void) pause();
+        if (pid == 0) {
+                (void) dup2(pfd[1], 1);
+                execl(bin, "xdt-mapstall", uidbuf, STALL_MNT, (char *) NULL);
+                _exit(127);
+        }
+        (void) close(pfd[1]);
+        for (struct pollfd w = { .fd = pfd[0], .events = POLLIN };
+             len + 1 < sizeof line && !strchr(line, '\n') && poll(&w, 1, 10000) > 0;) {
+                ssize_t n = read(pfd[0], line + len, sizeof line - 1 - len);
+                if (n <= 0)
+                        break;
+                len += (size_t) n;
+                line[len] = '\0';
+        }
+        (void) close(pfd[0]);
+        if (sscanf(line, "stall ready pid=%d server=%d", &p, &sv) == 2 && p == pid) {
+                *server = sv;
+                return pid;
+        }
+        fprintf(stderr, "test-linger: no process with its map lock held here: %s\n",
+                line[0] ? line : "(nothing said)");
+        (void) kill(pid, SIGKILL);
+        (void) waitpid(pid, NULL, 0);
+        return 0;
 }
 
 /* Whether a read of PID's maps is held up (it did not come back within
@@ -883,24 +768,17 @@ static bool maps_stalled(pid_t pid) {
  * taken for one whose rings cannot be read and ended; a process of hers
  * whose map reads is left alone. */
 START_TEST(test_a_held_map_lock_does_not_stall_the_sweep) {
-        pid_t server = fuse_stall_start();
-        if (server == 0) {
-                fprintf(stderr, "test-linger: FUSE is not available here: not tested\n");
+        pid_t server = 0;
+        struct holder h = { .pid = mapstall_start(H_UID_ALICE, &server) };
+        if (h.pid == 0) {
+                fprintf(stderr,
+                        "test-linger: FUSE in a user namespace is not available here: "
+                        "not tested\n");
                 return;
         }
-        struct holder h = { .pid = h_holder_spawn_run(NULL, stall_run, NULL, H_UID_ALICE, false) };
         struct holder plain = { .pid = h_holder_spawn(NULL, NULL, H_UID_ALICE, false) };
-        ck_assert_msg(h.pid > 0 && plain.pid > 0, "the processes did not start");
-        if (!maps_stalled(h.pid)) {
-                char cmd[160];
-                (void) snprintf(
-                        cmd, sizeof cmd,
-                        "for t in /proc/%d/task/*; do cat $t/stat | cut -d' ' -f3; cat $t/wchan; echo; done >&2",
-                        (int) h.pid);
-                (void) !system(cmd);
-                ck_abort_msg("the process's maps could still be read (alive: %d)",
-                             holder_alive(&h));
-        }
+        ck_assert_msg(plain.pid > 0, "the other process did not start");
+        ck_assert_msg(maps_stalled(h.pid), "the process's maps could still be read");
 
         struct xdev_sweep_opts sw = { .has_only = true,
                                       .only_uid = H_UID_ALICE,
@@ -910,11 +788,11 @@ START_TEST(test_a_held_map_lock_does_not_stall_the_sweep) {
         double took = xdev_now_ms() - t0;
         bool plain_alive = holder_alive(&plain);
         char killed[96];
-        (void) snprintf(killed, sizeof killed, "pid %d (\"test-linger\", uid %u)", (int) h.pid,
+        (void) snprintf(killed, sizeof killed, "pid %d (\"xdt-mapstall\", uid %u)", (int) h.pid,
                         (unsigned) H_UID_ALICE);
         /* its threads wait on the file system without end, SIGKILL or
          * not (so it is still there): its server's end lets them go */
-        fuse_stall_stop(server);
+        (void) kill(server, SIGKILL);
         holder_stop(&h);
         holder_stop(&plain);
         const char *line = strstr(logbuf, killed);

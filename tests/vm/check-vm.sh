@@ -13,8 +13,9 @@
 # xinit-patched-xorg (s3, trixie's patched Xorg, built in its build root)
 # and 20 logins in a row with xdevicesd (t1, login-repeat: util-linux
 # login), then weston on xdevices-vt-run's seat (w6, roundtrip-weston:
-# Debian 13's weston 14; its image has weston and foot); OUT gets a
-# -trixie suffix.
+# Debian 13's weston 14; its image has weston and foot), then a sweep
+# over a process whose map lock is held (l7, lingering-mapstall, on
+# Linux 6.12); OUT gets a -trixie suffix.
 # VM_WAYLAND=1: the Wayland image (build-image.sh: sway, cage, foot, no
 # seatd, no logind), by default only its scenarios w1 (wayland-sway), w2
 # (roundtrip-sway), w3 (xorg-libseat), w4 (xlibre-libseat) and w5
@@ -50,9 +51,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$here/../.. builddir= out=
-scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
+scenarios=s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,l7,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4
 suite=${VM_SUITE:-bookworm}
-[ "$suite" = bookworm ] || scenarios=r1,r2,r3,s1,s3,t1,w6
+[ "$suite" = bookworm ] || scenarios=r1,r2,r3,s1,s3,t1,w6,l7
 [ "${VM_WAYLAND:-0}" = 0 ] || scenarios=w1,w2,w3,w4,w5
 [ "${VM_INITS:-0}" = 0 ] || scenarios=o1,o2,u1,u2,m1
 while [ $# -gt 0 ]; do

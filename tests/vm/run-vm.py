@@ -42,6 +42,7 @@ NAMES = {
     "x2": "reset-revoke",
     "l5": "lingering-uring",
     "l6": "lingering-scope",
+    "l7": "lingering-mapstall",
     "f1": "follow-x-switch",
     "f2": "follow-su",
     "f3": "follow-latency",
@@ -64,7 +65,7 @@ NAMES = {
     "g1": "logind-roundtrip-xorg",
     "g2": "logind-roundtrip-sway",
 }
-DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
+DEFAULT = "s1,s4,s8,s5,s6,s7,l1,l2,l3,l5,l6,l7,s3,s2,f1,f2,f3,x1,x2,r1,r2,l4"
 
 
 def log(*a):
