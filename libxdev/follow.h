@@ -56,8 +56,8 @@ struct xdev_follow_result {
  * with SELF, marks the state as followed by that daemon; with NULL, clears
  * the mark (the daemon stops). Reaps dead sessions, elects the holder by the
  * VT in front and hands over in order (each node from the old holder to
- * the new in one write, then the old holder's fds revoked). Saves nothing when nothing changed, so its own writes do not
- * wake it again. Fills *RET when not NULL; the caller then closes the fds
+ * the new in one write, then the old holder's fds revoked). Saves nothing
+ * when nothing changed, so its own writes do not wake it again. Fills *RET when not NULL; the caller then closes the fds
  * in RET->bin (xdev_fd_bin_empty), which may take an RCU grace period each,
  * and finishes RET->waits (xdev_linger_finish), which may take the grace
  * period of lingering = kill: both are handed back, never done here. With

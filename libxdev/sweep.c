@@ -132,7 +132,7 @@ struct xdev_sweep {
         unsigned grace_ms; /* for messages */
         /* its maps reads (MAPS: &OWN_MAPS, writable through a const sweep) */
         struct sweep_maps {
-                struct xdev_uring_maps_reader reader; /* its thread, from the first read */
+                struct xdev_uring_maps_reader reader; /* the reading task's stack */
                 unsigned waited_ms;                   /* spent on reads given up */
         } own_maps, *maps;
         /* a sweep left to finish after the lock: its own copies */
