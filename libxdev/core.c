@@ -193,7 +193,7 @@ int xdev_session_open(struct xdev_ctx *ctx, const struct xdev_login *login) {
         if (r >= 0)
                 r = commit_login(ctx, &t, login);
 out:
-        xdev_txn_end(ctx, &t);
+        xdev_others_txn_end(ctx, &t);
         return r;
 }
 
@@ -268,19 +268,13 @@ int xdev_session_close(struct xdev_ctx *ctx, pid_t pid, uint64_t start) {
                 (!t.state.has_holder || t.state.holder != t.loaded_holder);
         if (vt > 0)
                 vt_reset(ctx, &t, vt);
-out:
-        xdev_txn_end(ctx, &t);
         /* The user's own processes were swept by uid; one that left her
          * uid, or was passed her file, is found by the pass after the lock
          * (doc/DESIGN.md §3.5.10). Only when the devices changed hands: a
          * logout that takes nothing shared away leaves nothing to find. */
-        if (lost) {
-                struct xdev_sweep_counts c;
-                int q = xdev_sweep_others(ctx, NULL, &c);
-                if (q < 0)
-                        xdev_log(&ctx->log, LOG_ERR,
-                                 "cannot look for holders outside every session: %s", strerror(-q));
-        }
+        t.others_after = lost;
+out:
+        xdev_others_txn_end(ctx, &t);
         return r;
 }
 
@@ -329,7 +323,7 @@ int xdev_device_apply(struct xdev_ctx *ctx, const char *path, enum xdev_class cl
         else if (r > 0)
                 r = -EIO;
 out:
-        xdev_txn_end(ctx, &t);
+        xdev_others_txn_end(ctx, &t);
         return r;
 }
 
@@ -356,7 +350,7 @@ int xdev_device_forget(struct xdev_ctx *ctx, const char *path) {
         r = xdev_txn_commit(ctx, &t, false);
         r = r < 0 ? r : 1;
 out:
-        xdev_txn_end(ctx, &t);
+        xdev_others_txn_end(ctx, &t);
         return r;
 }
 
@@ -376,7 +370,7 @@ int xdev_gc(struct xdev_ctx *ctx, unsigned *ret_lost) {
                 t.state.has_holder = false;
         r = xdev_handover_settle(ctx, &t, true);
         r = r < 0 ? r : reaped;
-        xdev_txn_end(ctx, &t);
+        xdev_others_txn_end(ctx, &t);
         return r;
 }
 
@@ -447,7 +441,7 @@ int xdev_reset(struct xdev_ctx *ctx, bool force, bool cut_off, unsigned *ret_los
         t.state.n_sessions = 0;
         if (r == 0 && t.state.n_nodes > 0)
                 r = -EIO;
-        xdev_txn_end(ctx, &t);
+        xdev_others_txn_end(ctx, &t);
         return r < 0 ? r : 0;
 }
 
@@ -492,7 +486,7 @@ int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
                 t.state.follow && xdev_pid_is_alive(t.state.follow_pid, t.state.follow_start);
         ret->leader_alive = calloc(t.state.n_sessions + 1, sizeof *ret->leader_alive);
         if (!ret->leader_alive) {
-                xdev_txn_end(ctx, &t);
+                xdev_others_txn_end(ctx, &t);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < t.state.n_sessions; i++)
@@ -501,7 +495,7 @@ int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {
                                             t.state.sessions[i].vt);
         ret->state = t.state; /* taken over: xdev_txn_end must not free it */
         t.state = (struct xdev_state) { 0 };
-        xdev_txn_end(ctx, &t);
+        xdev_others_txn_end(ctx, &t);
         /* After the state lock is released: the scan takes it again. */
         opts.report = &ret->lingering;
         r = xdev_linger_sweep_shared(ctx, &opts, false, &c);

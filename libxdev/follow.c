@@ -17,6 +17,7 @@
 #include "handover.h"
 #include "ledger.h"
 #include "linger.h"
+#include "others.h"
 #include "procfs.h"
 #include "tty.h"
 #include "vt.h"
@@ -120,7 +121,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 /* ... and finishes the sweeps in their grace period */
                 ret->waits = xdev_txn_close(ctx, &t);
         } else
-                xdev_txn_end(ctx, &t);
+                xdev_others_txn_end(ctx, &t);
         return r;
 }
 
@@ -167,7 +168,7 @@ int xdev_follow_enumerate(struct xdev_ctx *ctx, const struct xdev_follow_self *s
         }
 out:
         before_unlock(self);
-        xdev_txn_end(ctx, &t);
+        xdev_others_txn_end(ctx, &t);
         return r;
 }
 

@@ -42,8 +42,9 @@ void xdev_handover_sweep_lost(struct xdev_ctx *ctx, struct xdev_txn *t) {
         if (t->swept_once)
                 return;
         t->swept_once = true;
-        if (t->self) /* the daemon reads them after the lock */
-                t->linger.defer = &t->defer;
+        /* over the scan budget: read after the lock, by the daemon's pass
+         * or at the end of the transaction (xdev_others_txn_end) */
+        t->linger.defer = &t->defer;
         (void) xdev_linger_after(&t->linger, &t->state, &ctx->config, &ctx->log, &t->swept, &t->bin,
                                  &t->waits);
         xdev_txn_phase_end(t, XDEV_PHASE_SWEEP);

@@ -34,8 +34,10 @@ static int pid_list_of(void *data, uid_t uid, pid_t **ret, size_t *n) {
 
 /* One half of the pass after the lock: LOOK (report-only, the candidates
  * in LOOK->procs or every process) read without the lock, then what it
- * found read again and acted on under the lock, as at a VT switch. */
-static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_sweep_opts *how,
+ * found read again and acted on under the lock, as at a VT switch; with
+ * ENDED, as at a logout (the user has no session left), but with no grace
+ * period. */
+static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_sweep_opts *how, bool ended,
                                 struct xdev_sweep_counts *ret) {
         struct xdev_sweep_report rep = { 0 };
         struct xdev_sweep_opts look = *how;
@@ -76,6 +78,15 @@ static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_sweep_op
         act.policy =
                 ctx->config.lingering == XDEV_LINGER_WARN ? XDEV_LINGER_WARN : XDEV_LINGER_REVOKE;
         act.in_session = true;
+        if (ended) {
+                /* a DRM primary node's fd goes with its process, master or
+                 * not (it could take master back when none is held), and
+                 * "kill" ends every holder */
+                act.in_session = false;
+                act.kill_now = true;
+                if (ctx->config.lingering == XDEV_LINGER_KILL)
+                        act.policy = XDEV_LINGER_KILL;
+        }
         act.procs = &src;
         act.grace_ms = ctx->config.linger_grace_ms;
         /* acted on under the lock, against the state of that moment */
@@ -96,10 +107,10 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
         look.system_uid_max =
                 xdev_linger_system_uid_max(&ctx->config, &ctx->log, ctx->logindefs_memo);
         if (defer && defer->n > 0) {
-                /* a switch's processes over the scan budget, of a uid with
-                 * a session: each read to the end, then cut off at once if
-                 * it holds, the least read under the lock first, so that a
-                 * big process does not keep a small one waiting */
+                /* a switch's or a logout's processes over the scan budget:
+                 * each read to the end, then cut off at once if it holds,
+                 * the least read under the lock first, so that a big
+                 * process does not keep a small one waiting */
                 size_t order[XDEV_SWEEP_DEFER_MAX];
                 for (size_t i = 0; i < defer->n; i++)
                         order[i] = i;
@@ -116,15 +127,33 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
                         struct xdev_sweep_opts mine = { .has_only = true,
                                                         .only_uid = defer->uid,
                                                         .procs = &src };
-                        r = others_look_then_act(ctx, &mine, ret);
+                        r = others_look_then_act(ctx, &mine, defer->ended, ret);
                 }
         }
         if (r >= 0)
-                r = others_look_then_act(ctx, &look, ret);
+                r = others_look_then_act(ctx, &look, false, ret);
         if (r >= 0 && ret->holders > 0)
                 xdev_log(
                         &ctx->log, LOG_NOTICE,
                         "after the lock: %u holder(s) found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated",
                         ret->holders, ret->revoked, ret->demoted, ret->terminated);
         return r;
+}
+
+void xdev_others_txn_end(struct xdev_ctx *ctx, struct xdev_txn *t) {
+        bool others = !t->self && (t->others_after || t->defer.n > 0);
+        struct xdev_sweep_counts c;
+        int r;
+
+        xdev_txn_end(ctx, t);
+        if (!others)
+                return;
+        /* A process the sweep left over the scan budget is read to the end
+         * now, and one that left the uid, or was passed the file, is found
+         * (doc/DESIGN.md §3.5.10). After the grace periods: this pass would
+         * SIGKILL a holder in its grace period at once. */
+        r = xdev_sweep_others(ctx, &t->defer, &c);
+        if (r < 0)
+                xdev_log(&ctx->log, LOG_ERR, "cannot look for holders outside every session: %s",
+                         strerror(-r));
 }

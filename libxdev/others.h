@@ -6,9 +6,10 @@
 
 #include "ctx.h"
 #include "sweep.h"
+#include "txn.h"
 
 /* The pass after the lock (doc/DESIGN.md §3.5.10): DEFER's processes (a
- * switch's over the scan budget; may be NULL), unless their uid holds the
+ * switch's or a logout's over the scan budget; may be NULL), unless their uid holds the
  * devices again, and every process that is neither root's nor a system
  * account's and none of whose uids has a session (one that left its uid
  * through a user namespace, one an fd was passed to) are read to the end
@@ -18,3 +19,8 @@
  * -errno. */
 int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer,
                       struct xdev_sweep_counts *ret);
+
+/* Ends T (xdev_txn_end), then, outside a follow step (whose caller does
+ * it), runs the pass after the lock when a sweep of T left processes over
+ * the scan budget or T->others_after asks for it. */
+void xdev_others_txn_end(struct xdev_ctx *ctx, struct xdev_txn *t);

@@ -190,11 +190,13 @@ static ssize_t target_match(const struct xdev_sweep *s, const struct stat *st) {
         return -1;
 }
 
-/* A VT switch's sweep whose caller reads what it leaves after the lock,
- * while it has room for more. */
+/* A sweep whose caller reads what it leaves after the lock, while it has
+ * room for more. Not kill-user's at a logout, which ends every process of
+ * the user unread. */
 static bool sweep_defers(const struct xdev_sweep *s) {
         const struct xdev_sweep_opts *o = s->opts;
-        return o->defer && o->in_session && o->has_only && !o->report_only &&
+        return o->defer && o->has_only && !o->report_only &&
+                !(o->policy == XDEV_LINGER_KILL_USER && !o->in_session) &&
                 o->defer->n < XDEV_SWEEP_DEFER_MAX;
 }
 
@@ -505,7 +507,7 @@ static bool proc_is_exempt(const struct xdev_sweep *s, const struct proc *p) {
  * it) and at a VT switch, where nothing else is terminated. Takes PIDFD. */
 static void victim_add(struct xdev_sweep *s, int pidfd, const struct proc *p, const char *node,
                        const char *why, bool uncut) {
-        bool now = uncut || s->opts->in_session;
+        bool now = uncut || s->opts->in_session || s->opts->kill_now;
         bool graceful = s->n_victims < XDEV_SWEEP_GRACEFUL_MAX && s->pass == 0 && !now;
         bool keep = s->n_victims < XDEV_SWEEP_GRACEFUL_MAX;
         int sig = graceful ? SIGTERM : SIGKILL;
@@ -521,9 +523,9 @@ static void victim_add(struct xdev_sweep *s, int pidfd, const struct proc *p, co
         }
         xdev_log(s->log, LOG_WARNING, "pid %d (\"%s\", uid %u) still holds \"%s\" (%s): sent %s",
                  (int) p->pid, p->comm, (unsigned) p->ruid, node, why,
-                 graceful      ? "SIGTERM"
-                         : now ? "SIGKILL, not cut off"
-                               : "SIGKILL");
+                 graceful                               ? "SIGTERM"
+                         : uncut || s->opts->in_session ? "SIGKILL, not cut off"
+                                                        : "SIGKILL");
         if (!keep) {
                 s->counts->terminated++;
                 (void) close(pidfd);
@@ -633,12 +635,12 @@ static enum xdev_linger policy_of(const struct xdev_sweep_opts *o) {
         return o->policy;
 }
 
-/* P, over the scan budget at a VT switch, left to be read to the end
- * after the lock: true when the caller takes it (room in its list). */
+/* P, over the scan budget, left to be read to the end after the lock:
+ * true when the caller takes it (room in its list). */
 static bool proc_defer(struct xdev_sweep *s, const struct proc *p) {
         struct xdev_sweep_defer *d = s->opts->defer;
 
-        if (!d || !s->opts->in_session || !s->opts->has_only || s->opts->report_only)
+        if (!d || !s->opts->has_only || s->opts->report_only)
                 return false;
         for (size_t i = 0; i < d->n; i++)
                 if (d->pids[i] == p->pid)
@@ -646,6 +648,7 @@ static bool proc_defer(struct xdev_sweep *s, const struct proc *p) {
         if (!sweep_defers(s) || (d->n > 0 && d->uid != s->opts->only_uid))
                 return false;
         d->uid = s->opts->only_uid;
+        d->ended = !s->opts->in_session;
         d->cost[d->n] = p->cost;
         d->pids[d->n++] = p->pid;
         return true;

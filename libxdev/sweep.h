@@ -77,19 +77,21 @@ struct xdev_procsrc {
         void *data;
 };
 
-/* Processes of a VT switch's sweep that went over the scan budget under
- * the lock: what was seen of them is cut off, and instead of being killed
- * they are read to the end after the lock (xdev_sweep_others), and cut off
- * or killed only if they hold a node. Past XDEV_SWEEP_DEFER_MAX, or
- * without a caller that reads them, they are killed. */
+/* Processes of a sweep (a VT switch's, a logout's) that went over the scan
+ * budget under the lock: what was seen of them is cut off, and instead of
+ * being killed they are read to the end after the lock (xdev_sweep_others),
+ * and cut off or killed only if they hold a node. Past XDEV_SWEEP_DEFER_MAX,
+ * or without a caller that reads them, they are killed. */
 #define XDEV_SWEEP_DEFER_MAX 256
-/* With such a caller, a switch's sweep reads at most this many entries
+/* With such a caller, a sweep reads at most this many entries
  * (fd table entries, threads, io_uring files) under the lock in all; the
  * processes past it are left to the pass after the lock, so the lock is
  * held for a bounded time whatever the departing user's fd count. */
 #define XDEV_SWEEP_LOCKED_BUDGET 2048
 struct xdev_sweep_defer {
-        uid_t uid; /* the sweep's ONLY_UID */
+        uid_t uid;  /* the sweep's ONLY_UID */
+        bool ended; /* UID had no session left (a logout): a holder found is
+                     * ended as at a logout, without a grace period */
         size_t n;
         pid_t pids[XDEV_SWEEP_DEFER_MAX];
         unsigned cost[XDEV_SWEEP_DEFER_MAX]; /* entries read under the lock */
@@ -128,8 +130,10 @@ struct xdev_sweep_opts {
         const uid_t *spare;
         size_t n_spare;
         uid_t system_uid_max;
-        struct xdev_sweep_defer *defer; /* with IN_SESSION and HAS_ONLY; NULL:
-                                          * over the budget is killed */
+        struct xdev_sweep_defer *defer; /* with HAS_ONLY; NULL: over the
+                                          * budget is killed */
+        bool kill_now;                  /* a holder ended is sent SIGKILL at once, with no
+                        * grace period (one read to the end after a logout) */
         /* With HAS_ONLY, each process's maps are read too, and one that maps
          * an io_uring no fd of it names (doc/DESIGN.md §3.5.4) is taken for
          * unreachable. FD_RINGS_ONLY: not read (a look at the holder's own

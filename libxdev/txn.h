@@ -56,7 +56,11 @@ struct xdev_txn {
         struct xdev_sweep_counts swept;      /* the sweeps of this transaction */
         const struct xdev_follow_self *self; /* a follow step's caller, or NULL */
         struct xdev_fd_bin bin;              /* closed at the end, once the lock is free */
-        struct xdev_sweep_defer defer;       /* a follow step's: for its caller */
+        struct xdev_sweep_defer defer;       /* processes over the scan budget: a
+                                              * follow step's for its caller,
+                                              * else by xdev_others_txn_end */
+        bool others_after;                   /* xdev_others_txn_end runs the pass after
+                                              * the lock (a logout took the devices) */
         struct xdev_sweep_wait *waits;       /* sweeps in their grace period: recorded in
                                           * the state, then finished after the lock */
         unsigned lost;    /* nodes granted by a state that was lost, found by their marks */
@@ -99,7 +103,8 @@ int xdev_txn_begin(struct xdev_ctx *ctx, struct xdev_txn *t);
  * with xdev_linger_finish() once the lock is free, or NULL. */
 struct xdev_sweep_wait *xdev_txn_close(struct xdev_ctx *ctx, struct xdev_txn *t);
 
-/* Closes the transaction, then finishes its sweeps. */
+/* Closes the transaction, then finishes its sweeps (see also
+ * xdev_others_txn_end). */
 void xdev_txn_end(struct xdev_ctx *ctx, struct xdev_txn *t);
 
 /* Waits out the grace periods of WAITS (a logout's sweep, which the

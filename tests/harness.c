@@ -1052,6 +1052,44 @@ static void subuid_fail(int fd, const char *step) {
         _exit(10);
 }
 
+pid_t h_fat_start(uid_t uid, unsigned fds, const char *path) {
+        /* the fds as root, then setpriv to UID, which writes "r" to fd 3
+         * once it is UID */
+        static const char script[] =
+                "ulimit -n $(($1 + 64)) || exit 9\n"
+                "i=0; while [ $i -lt $1 ]; do exec {f}</dev/null || exit 10; i=$((i + 1)); done\n"
+                "[ -z \"$3\" ] || exec {g}<\"$3\" || exit 11\n"
+                "exec setpriv --reuid=\"$2\" --regid=\"$2\" --clear-groups "
+                "sh -c 'echo r >&3; exec sleep 100000 3>&-'\n";
+        char n[16], u[16];
+        int p[2];
+        char c = 'x';
+
+        snprintf(n, sizeof n, "%u", fds);
+        snprintf(u, sizeof u, "%u", (unsigned) uid);
+        if (pipe(p) < 0)
+                return -1;
+        pid_t pid = fork();
+        if (pid < 0)
+                return -1;
+        if (pid == 0) {
+                (void) signal(SIGTERM, SIG_DFL);
+                if (dup2(p[1], 3) < 0)
+                        _exit(8);
+                execl("/bin/bash", "bash", "-c", script, "fat", n, u, path ? path : "",
+                      (char *) NULL);
+                _exit(12);
+        }
+        (void) close(p[1]);
+        if (read(p[0], &c, 1) != 1 || c != 'r') {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                pid = -1;
+        }
+        (void) close(p[0]);
+        return pid;
+}
+
 pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid) {
         int go[2], ready[2];
         char c = 'x', p[64], map[64], why[160] = "";

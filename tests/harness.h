@@ -170,6 +170,12 @@ pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term);
  * writes the map here, as newuidmap would), setresuid to it. None of its
  * uids is UID; its kernel uid is SUBUID. Killed when the caller dies. */
 pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid);
+/* A process of UID with FDS fds of /dev/null (a browser, a build, a
+ * database: more than the scan budget), and with PATH (NULL: none) opened
+ * after them, so that a scan stopped by the budget has not seen it. A
+ * shell, so that it runs outside valgrind (which caps the fds of the
+ * programs it runs). Kill and reap it. */
+pid_t h_fat_start(uid_t uid, unsigned fds, const char *path);
 /* SIGKILLs the session's leader and reaps it. */
 void h_session_kill(struct h_session *s);
 /* The leader exits without closing its session and is not waited for: it

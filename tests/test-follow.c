@@ -2116,42 +2116,6 @@ START_TEST(test_pass_warns_of_a_login_defs_link_once) {
 }
 END_TEST
 
-/* A process of UID with FDS fds of /dev/null (a browser, a build, a
- * database: more than the scan budget), and with /dev/tty0 opened after
- * them when WITH_NODE, so that a scan stopped by the budget has not seen it. */
-static pid_t fat_holder_start(uid_t uid, unsigned fds, bool with_node) {
-        /* a shell, so that it runs outside valgrind (which caps the fds
-         * of the programs it runs): the fds as root, then setpriv to UID,
-         * which writes "r" to fd 3 once it is UID */
-        static const char script[] =
-                "ulimit -n $(($1 + 64)) || exit 9\n"
-                "i=0; while [ $i -lt $1 ]; do exec {f}</dev/null || exit 10; i=$((i + 1)); done\n"
-                "[ -z \"$3\" ] || exec {g}<\"$3\" || exit 11\n"
-                "exec setpriv --reuid=\"$2\" --regid=\"$2\" --clear-groups "
-                "sh -c 'echo r >&3; exec sleep 100000 3>&-'\n";
-        char n[16], u[16];
-        int p[2];
-        char c = 'x';
-
-        snprintf(n, sizeof n, "%u", fds);
-        snprintf(u, sizeof u, "%u", (unsigned) uid);
-        ck_assert_int_eq(pipe(p), 0);
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                (void) signal(SIGTERM, SIG_DFL);
-                if (dup2(p[1], 3) < 0)
-                        _exit(8);
-                execl("/bin/bash", "bash", "-c", script, "fat", n, u, with_node ? "/dev/tty0" : "",
-                      (char *) NULL);
-                _exit(12);
-        }
-        (void) close(p[1]);
-        ck_assert_msg(read(p[0], &c, 1) == 1 && c == 'r', "the %u-fd process did not start", fds);
-        (void) close(p[0]);
-        return pid;
-}
-
 /* At a switch, a process of alice's over the scan budget (9000 fds) is no
  * longer killed for it: it is read to the end after the lock, and one that
  * holds no node lives on; one that holds a node is found (tty0 cannot be
@@ -2160,8 +2124,9 @@ START_TEST(test_switch_reads_a_process_over_the_budget_after_the_lock) {
         h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
         struct h_session *a, *b;
         tty0_pair_start(&a, &b);
-        pid_t idle = fat_holder_start(H_UID_ALICE, 9000, false);
-        pid_t holder = fat_holder_start(H_UID_ALICE, 9000, true);
+        pid_t idle = h_fat_start(H_UID_ALICE, 9000, NULL);
+        pid_t holder = h_fat_start(H_UID_ALICE, 9000, "/dev/tty0");
+        ck_assert_msg(idle > 0 && holder > 0, "the 9000-fd processes did not start");
 
         tty0_switch(h_vt + 1, H_UID_BOB, "bob");
         char *log = NULL;

@@ -1199,6 +1199,48 @@ START_TEST(test_logout_finds_a_holder_that_left_the_uid) {
 }
 END_TEST
 
+/* At a logout too, a process of alice's over the scan budget (9000 fds)
+ * is not killed for it: the module reads it to the end after the lock,
+ * and ends it (lingering = kill) only if it holds a node. */
+START_TEST(test_logout_reads_a_process_over_the_budget_after_the_lock) {
+        conf_with("lingering = kill\n");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        pid_t idle = h_fat_start(H_UID_ALICE, 9000, NULL);
+        pid_t holder = h_fat_start(H_UID_ALICE, 9000, "/dev/tty0");
+        ck_assert_msg(idle > 0 && holder > 0, "the 9000-fd processes did not start");
+        free(h_log_take());
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        char *log = h_log_take(), want[96];
+        bool idle_alive = waitpid(idle, NULL, WNOHANG) == 0;
+        int st = 0;
+        bool holder_ended = false;
+        for (int i = 0; i < 100 && !holder_ended; i++) {
+                holder_ended = waitpid(holder, &st, WNOHANG) == holder;
+                if (!holder_ended)
+                        (void) usleep(20 * 1000);
+        }
+        (void) kill(idle, SIGKILL);
+        (void) waitpid(idle, NULL, 0);
+        if (!holder_ended) {
+                (void) kill(holder, SIGKILL);
+                (void) waitpid(holder, NULL, 0);
+        }
+        ck_assert_msg(idle_alive,
+                      "a 9000-fd process of alice's holding nothing was killed at her logout:\n%s",
+                      log);
+        ck_assert_msg(holder_ended && WIFSIGNALED(st),
+                      "the 9000-fd holder of tty0 outlived alice's logout:\n%s", log);
+        snprintf(want, sizeof want, "pid %d (", (int) holder);
+        const char *at = strstr(log, want);
+        ck_assert_msg(at && strstr(at, "read to the end after the lock"),
+                      "the holder was not left to the pass after the lock:\n%s", log);
+        ck_assert_msg(!strstr(log, "than the scan budget"),
+                      "a process was ended for the scan budget:\n%s", log);
+        free(log);
+}
+END_TEST
+
 START_TEST(test_logout_leaves_lingering_holder_with_warn) {
         conf_with("lingering = warn\n");
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
@@ -1763,6 +1805,7 @@ static Suite *suite(void) {
         tcase_add_test(tm, test_logout_leaves_lingering_holder_with_warn);
         tcase_add_test(tm, test_logout_spares_other_users_and_daemons);
         tcase_add_test(tm, test_logout_finds_a_holder_that_left_the_uid);
+        tcase_add_test(tm, test_logout_reads_a_process_over_the_budget_after_the_lock);
         tcase_add_test(tm, test_handover_spares_the_new_holder);
         tcase_add_test(tm, test_session_of_holder_still_open_is_not_swept);
         tcase_add_test(tm, test_reaped_holder_is_swept_by_next_login);
