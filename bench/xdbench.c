@@ -42,6 +42,7 @@
 #include "sweep.h"
 #include "proctab.h"
 #include "step.h"
+#include "uring.h"
 
 #define UID H_UID_ALICE
 #define USER "xdalice"
@@ -1164,6 +1165,44 @@ static pid_t fd_holder_start(unsigned threads, unsigned fds, bool own) {
  * and with the walk of /proc, against 0, 1000 and 5000 extra idle
  * processes, with the ACL floor of the same nodes; then against a holder
  * of alice's with threads x fds. */
+/* A sweep reads each candidate's maps through a task that a stuck map
+ * lock cannot hold (xdev_uring_maps_read_within): the cost of one read of
+ * this process's maps that way, against a read in place. */
+#define MAPS_READS 2000
+static void measure_maps_reads(void) {
+        static uint64_t task[MAPS_READS], inplace[MAPS_READS];
+        struct xdev_uring_maps_reader mr = { 0 };
+        int got = 0;
+
+        for (int i = 0; i < MAPS_READS; i++) {
+                struct xdev_uring_mapped m;
+                size_t lines = 0;
+                int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+                uint64_t t0 = now_ns();
+                if (fd < 0 || xdev_uring_maps_read_within(&mr, fd, 100000, 1000, &lines, &m) < 0)
+                        break;
+                task[i] = now_ns() - t0;
+                fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+                t0 = now_ns();
+                if (fd < 0 || xdev_uring_maps_read(fd, 100000, &lines, &m) < 0) {
+                        if (fd >= 0)
+                                (void) close(fd);
+                        break;
+                }
+                inplace[i] = now_ns() - t0;
+                (void) close(fd);
+                got++;
+        }
+        xdev_uring_maps_reader_done(&mr);
+        if (got < MAPS_READS) {
+                printf("maps-read: a read failed after %d: not measured\n", got);
+                return;
+        }
+        struct stats a = stats_of(task, got), b = stats_of(inplace, got);
+        printf("maps-read reads=%d task_median_us=%.1f task_max_us=%.1f in_place_median_us=%.1f\n",
+               got, a.med * 1e3, a.max * 1e3, b.med * 1e3);
+}
+
 static void measure_switch_steps(void) {
         static const size_t extra[] = { 0, 1000, 5000 };
         struct xdev_follow_result *res = calloc(1, sizeof *res);
@@ -1177,6 +1216,7 @@ static void measure_switch_steps(void) {
         struct xdev_ctx ctx;
         int runs = quick ? 7 : STEP_RUNS;
 
+        measure_maps_reads();
         if (!res || !idle || xdev_proc_stat(self.pid, &pst) < 0)
                 die("switch-step setup");
         self.start = pst.start;

@@ -1052,6 +1052,76 @@ static void subuid_fail(int fd, const char *step) {
         _exit(10);
 }
 
+int h_crowd_start(uid_t uid, size_t n, pid_t *pids) {
+        int p[2];
+        size_t got = 0;
+
+        if (n == 0 || pipe(p) < 0)
+                return -1;
+        pid_t lead = fork();
+        if (lead < 0)
+                return -1;
+        if (lead == 0) {
+                (void) close(p[0]);
+                (void) signal(SIGTERM, SIG_DFL);
+                if (setpgid(0, 0) < 0 || setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
+                        _exit(10);
+                pid_t me = getpid();
+                if (write(p[1], &me, sizeof me) != (ssize_t) sizeof me)
+                        _exit(11);
+                for (size_t i = 1; i < n; i++) {
+                        pid_t c = fork();
+                        if (c < 0)
+                                _exit(12);
+                        if (c == 0) {
+                                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                                pid_t self = getpid();
+                                if (write(p[1], &self, sizeof self) != (ssize_t) sizeof self)
+                                        _exit(11);
+                                (void) close(p[1]);
+                                for (;;)
+                                        (void) pause();
+                        }
+                }
+                (void) close(p[1]);
+                for (;;)
+                        (void) pause();
+        }
+        (void) close(p[1]);
+        while (got < n && read(p[0], &pids[got], sizeof pids[got]) == (ssize_t) sizeof pids[got])
+                got++;
+        (void) close(p[0]);
+        if (got == n)
+                return 0;
+        (void) kill(-lead, SIGKILL);
+        (void) kill(lead, SIGKILL);
+        (void) waitpid(lead, NULL, 0);
+        return -1;
+}
+
+size_t h_crowd_stop(const pid_t *pids, size_t n) {
+        size_t alive = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (kill(pids[i], 0) == 0) {
+                        char path[32], st[512];
+                        /* a zombie of the crowd is no survivor */
+                        (void) snprintf(path, sizeof path, "/proc/%d/stat", (int) pids[i]);
+                        FILE *f = fopen(path, "re");
+                        size_t l = f ? fread(st, 1, sizeof st - 1, f) : 0;
+                        if (f)
+                                (void) fclose(f);
+                        st[l] = '\0';
+                        const char *e = strrchr(st, ')');
+                        if (e && e[1] == ' ' && e[2] != 'Z')
+                                alive++;
+                }
+        (void) kill(-pids[0], SIGKILL);
+        (void) waitpid(pids[0], NULL, 0);
+        return alive;
+}
+
 pid_t h_fat_start(uid_t uid, unsigned fds, const char *path) {
         /* the fds as root, then setpriv to UID, which writes "r" to fd 3
          * once it is UID */

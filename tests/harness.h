@@ -176,6 +176,13 @@ pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid);
  * shell, so that it runs outside valgrind (which caps the fds of the
  * programs it runs). Kill and reap it. */
 pid_t h_fat_start(uid_t uid, unsigned fds, const char *path);
+/* N processes of UID that hold nothing and wait (a build, a browser's
+ * many processes), their pids in PIDS (N of them), each in the process
+ * group of the first, PIDS[0], which is this process's child: kill them
+ * all with h_crowd_stop. Returns 0, or -1 when they could not start. */
+int h_crowd_start(uid_t uid, size_t n, pid_t *pids);
+/* How many of the N processes of PIDS are alive, then ends them all. */
+size_t h_crowd_stop(const pid_t *pids, size_t n);
 /* SIGKILLs the session's leader and reaps it. */
 void h_session_kill(struct h_session *s);
 /* The leader exits without closing its session and is not waited for: it

@@ -2156,6 +2156,34 @@ START_TEST(test_switch_reads_a_process_over_the_budget_after_the_lock) {
 }
 END_TEST
 
+/* A switch away from a user with many processes (a build, a browser's)
+ * kills none of those that hold nothing, however many the sweep leaves to
+ * the pass after the lock. */
+START_TEST(test_switch_leaves_a_crowd_of_idle_processes) {
+        enum { N = 900 };
+        static pid_t crowd[N];
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        struct h_session *a, *b;
+        tty0_pair_start(&a, &b);
+        ck_assert_msg(h_crowd_start(H_UID_ALICE, N, crowd) == 0, "the crowd did not start");
+
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
+        /* the step has ended once status takes the lock; what it killed
+         * was sent SIGKILL in it */
+        ck_assert_int_eq(helper("status", NULL), 0);
+        (void) usleep(300 * 1000);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        size_t alive = h_crowd_stop(crowd, N);
+        char *log = read_text(H_ROOT "/xdevicesd.log");
+        ck_assert_msg(alive == N,
+                      "%zu of alice's %d idle processes were killed at the switch:\n%.3000s",
+                      (size_t) N - alive, (int) N, log ? log : "");
+        free(log);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("follow");
         TCase *tc = h_tcase(s, "daemon", 120, fresh, teardown);
@@ -2164,6 +2192,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_pass_spares_system_accounts_by_login_defs);
         tcase_add_test(tc, test_pass_warns_of_a_login_defs_link_once);
         tcase_add_test(tc, test_switch_reads_a_process_over_the_budget_after_the_lock);
+        tcase_add_test(tc, test_switch_leaves_a_crowd_of_idle_processes);
         tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
         tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);
         tcase_add_test(tc, test_switch_writes_each_acl_once_and_reads_none);

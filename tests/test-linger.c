@@ -1241,6 +1241,28 @@ START_TEST(test_logout_reads_a_process_over_the_budget_after_the_lock) {
 }
 END_TEST
 
+/* A logout of a user with many processes that hold nothing (a build left
+ * running under nohup, a browser's) kills none of them, however many the
+ * sweep leaves to the pass after the lock. */
+START_TEST(test_logout_leaves_a_crowd_of_idle_processes) {
+        enum { N = 900 };
+        static pid_t crowd[N];
+        conf_with("lingering = revoke\n");
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        ck_assert_msg(h_crowd_start(H_UID_ALICE, N, crowd) == 0, "the crowd did not start");
+        free(h_log_take());
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        (void) usleep(300 * 1000);
+        size_t alive = h_crowd_stop(crowd, N);
+        char *log = h_log_take();
+        ck_assert_msg(alive == N,
+                      "%zu of alice's %d idle processes were killed at her logout:\n%.3000s",
+                      (size_t) N - alive, (int) N, log);
+        free(log);
+}
+END_TEST
+
 START_TEST(test_logout_leaves_lingering_holder_with_warn) {
         conf_with("lingering = warn\n");
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
@@ -1806,6 +1828,7 @@ static Suite *suite(void) {
         tcase_add_test(tm, test_logout_spares_other_users_and_daemons);
         tcase_add_test(tm, test_logout_finds_a_holder_that_left_the_uid);
         tcase_add_test(tm, test_logout_reads_a_process_over_the_budget_after_the_lock);
+        tcase_add_test(tm, test_logout_leaves_a_crowd_of_idle_processes);
         tcase_add_test(tm, test_handover_spares_the_new_holder);
         tcase_add_test(tm, test_session_of_holder_still_open_is_not_swept);
         tcase_add_test(tm, test_reaped_holder_is_swept_by_next_login);
