@@ -61,6 +61,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 ret->bin.n = 0;
                 ret->waits = NULL;
                 ret->defer.n = 0;
+                ret->defer.has_departed = false;
         }
         r = xdev_txn_begin(ctx, &t);
         if (r < 0)

@@ -101,6 +101,10 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                 size_t m = 0, rest = 0;
 
                 xdev_linger_opts_from_config(&opts, config);
+                if (set->defer && !set->defer->has_departed) {
+                        set->defer->has_departed = true;
+                        set->defer->departed = uid;
+                }
 
                 for (size_t i = 0; i < n; i++)
                         if (set->grantee[i] == uid) {
@@ -276,6 +280,10 @@ int xdev_linger_sweep_shared(struct xdev_ctx *ctx, const struct xdev_sweep_opts 
         }
         opts.has_keep = state.has_holder;
         opts.keep_uid = state.holder;
+        /* the user in user namespaces of whose her maps were to be read
+         * holds the devices again: her processes are hers to keep */
+        if (opts.has_ns_owner && state.has_holder && state.holder == opts.ns_owner)
+                opts.has_ns_owner = false;
         /* the holder alone: a user in the background keeps nothing that
          * is not cut off already or his by right */
         spare[0] = state.holder;

@@ -106,6 +106,12 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
         /* the machine's system accounts, read once for both halves */
         look.system_uid_max =
                 xdev_linger_system_uid_max(&ctx->config, &ctx->log, ctx->logindefs_memo);
+        /* the maps of processes in user namespaces the departing user made
+         * (a subordinate uid's): a ring of hers with no fd left */
+        if (defer && defer->has_departed) {
+                look.has_ns_owner = true;
+                look.ns_owner = defer->departed;
+        }
         if (defer && defer->n > 0) {
                 /* a switch's or a logout's processes over the scan budget:
                  * each read to the end, then cut off at once if it holds,
@@ -141,7 +147,7 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
 }
 
 void xdev_others_txn_end(struct xdev_ctx *ctx, struct xdev_txn *t) {
-        bool others = !t->self && (t->others_after || t->defer.n > 0);
+        bool others = !t->self && (t->others_after || xdev_sweep_defer_any(&t->defer));
         struct xdev_sweep_counts c;
         int r;
 

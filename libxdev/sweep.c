@@ -31,7 +31,9 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <linux/kcmp.h>
+#include <linux/nsfs.h>
 #include <xf86drm.h>
 
 #include "access.h"
@@ -215,13 +217,50 @@ static unsigned scan_budget(const struct xdev_sweep *s) {
         return b;
 }
 
-/* Whether the sweep reads each process's maps for rings with no fd left: a
- * sweep of one departing uid's processes. Not the pass after the lock over
- * other users' (their processes lost no grant, and a ring without an fd is
- * no sign of a hold), nor a look that acts on nothing (FD_RINGS_ONLY). */
-static bool sweep_reads_maps(const struct xdev_sweep *s) {
+/* Whether P runs in a user namespace OWNER made, or in one under such a
+ * namespace: a subordinate uid of OWNER's (doc/DESIGN.md §3.5.10). Ours
+ * is nobody's (not pid 1's: in a container that one may be out of reach),
+ * and the walk up ends at it (NS_GET_PARENT is refused past it). */
+static bool proc_in_userns_of(int procfd, const struct proc *p, uid_t owner) {
+        struct stat st, own;
+        char path[48];
+        int fd;
+
+        (void) snprintf(path, sizeof path, "%d/ns/user", (int) p->pid);
+        if (fstatat(procfd, path, &st, 0) < 0 || fstatat(procfd, "self/ns/user", &own, 0) < 0 ||
+            (st.st_dev == own.st_dev && st.st_ino == own.st_ino))
+                return false;
+        fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+        /* the kernel nests user namespaces 32 deep at most */
+        for (int depth = 0; fd >= 0 && depth < 33; depth++) {
+                uid_t u;
+                int parent;
+                if (ioctl(fd, NS_GET_OWNER_UID, &u) == 0 && u == owner) {
+                        (void) close(fd);
+                        return true;
+                }
+                parent = ioctl(fd, NS_GET_PARENT);
+                (void) close(fd);
+                fd = parent; /* EPERM at the initial one */
+        }
+        if (fd >= 0)
+                (void) close(fd);
+        return false;
+}
+
+/* Whether the sweep reads P's maps for rings with no fd left: in a sweep
+ * of one departing uid's processes, and in the pass after the lock for a
+ * process in a user namespace the departing uid made (NS_OWNER). Not for
+ * other users' processes (they lost no grant, and a ring without an fd is
+ * no sign of a hold), nor in a look that acts on nothing
+ * (FD_RINGS_ONLY). */
+static bool sweep_reads_maps(const struct xdev_sweep *s, int procfd, const struct proc *p) {
         const struct xdev_sweep_opts *o = s->opts;
-        return o->has_only && !o->others && !o->fd_rings_only;
+        if (o->fd_rings_only)
+                return false;
+        if (o->has_only && !o->others)
+                return true;
+        return o->others && o->has_ns_owner && proc_in_userns_of(procfd, p, o->ns_owner);
 }
 
 /* The rings P maps, read before its fd tables (rings made after this read
@@ -414,7 +453,7 @@ static int proc_scan_fds(const struct xdev_sweep *s, int procfd, struct proc *p)
         p->rings_listed = 0;
         p->maps_error = 0;
         p->ring_gap = RING_GAP_NONE;
-        if (sweep_reads_maps(s))
+        if (sweep_reads_maps(s, procfd, p))
                 proc_read_maps(s, procfd, p);
         (void) snprintf(path, sizeof path, "%d/fd", (int) p->pid);
         r = fd_dir_scan(s, procfd, path, p, p->fds, p->tgt, &p->n_fds);

@@ -89,6 +89,11 @@ struct xdev_procsrc {
  * held for a bounded time whatever the departing user's fd count. */
 #define XDEV_SWEEP_LOCKED_BUDGET 2048
 struct xdev_sweep_defer {
+        /* a uid that lost the shared devices in the step (the first one):
+         * the pass after the lock reads the maps of the processes in user
+         * namespaces it made, as the sweep reads its own processes' */
+        bool has_departed;
+        uid_t departed;
         uid_t uid;  /* the sweep's ONLY_UID */
         bool ended; /* UID had no session left (a logout): a holder found is
                      * ended as at a logout, without a grace period */
@@ -96,6 +101,11 @@ struct xdev_sweep_defer {
         pid_t pids[XDEV_SWEEP_DEFER_MAX];
         unsigned cost[XDEV_SWEEP_DEFER_MAX]; /* entries read under the lock */
 };
+
+/* Whether D carries anything for the pass after the lock. */
+static inline bool xdev_sweep_defer_any(const struct xdev_sweep_defer *d) {
+        return d->n > 0 || d->has_departed;
+}
 
 struct xdev_sweep_opts {
         enum xdev_linger policy;
@@ -134,6 +144,12 @@ struct xdev_sweep_opts {
                                           * budget is killed */
         bool kill_now;                  /* a holder ended is sent SIGKILL at once, with no
                         * grace period (one read to the end after a logout) */
+        /* With OTHERS: a process in a user namespace NS_OWNER made (or in
+         * one under such a namespace), which left NS_OWNER's uid for a
+         * subordinate one, has its maps read as NS_OWNER's own processes
+         * have: a ring with no fd left makes it unreachable. */
+        bool has_ns_owner;
+        uid_t ns_owner;
         /* With HAS_ONLY, each process's maps are read too, and one that maps
          * an io_uring no fd of it names (doc/DESIGN.md §3.5.4) is taken for
          * unreachable. FD_RINGS_ONLY: not read (a look at the holder's own

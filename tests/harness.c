@@ -15,11 +15,14 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <linux/io_uring.h>
 #include <linux/vt.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -1160,7 +1163,44 @@ pid_t h_fat_start(uid_t uid, unsigned fds, const char *path) {
         return pid;
 }
 
+int h_map_a_ring(void *data) {
+        const struct h_ring_arg *a = data;
+        struct io_uring_params params = { 0 };
+        struct io_uring_rsrc_update self = { .offset = UINT32_MAX };
+        int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
+        int fd = open(a->path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        size_t len = params.sq_off.array + params.sq_entries * sizeof(uint32_t);
+
+        if (ring < 0 || fd < 0)
+                return 12;
+        if (mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
+                 IORING_OFF_SQ_RING) == MAP_FAILED ||
+            syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
+                return 13;
+        (void) close(fd);
+        if (!a->drop_fd)
+                return 0;
+        self.data = (uint64_t) ring;
+        if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_RING_FDS, &self, 1) != 1)
+                return 14;
+        (void) close(ring);
+        /* still usable: a no-op submitted through the registered index */
+        if (syscall(SYS_io_uring_enter, self.offset, 0, 0, IORING_ENTER_REGISTERED_RING, NULL, 0) <
+            0)
+                return 15;
+        return 0;
+}
+
+static int subuid_open(void *data) {
+        return open(data, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0 ? -1 : 0;
+}
+
 pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid) {
+        return h_holder_spawn_subuid(subuid_open, (void *) path, path, uid, subuid);
+}
+
+pid_t h_holder_spawn_subuid(int (*setup)(void *data), void *data, const char *what, uid_t uid,
+                            uid_t subuid) {
         int go[2], ready[2];
         char c = 'x', p[64], map[64], why[160] = "";
         struct stat st;
@@ -1176,8 +1216,8 @@ pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid) {
         if (pid == 0) {
                 (void) signal(SIGTERM, SIG_DFL);
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0)
-                        subuid_fail(ready[1], path);
+                if (setup(data) != 0)
+                        subuid_fail(ready[1], what);
                 if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
                     setresuid(uid, uid, uid) < 0 || prctl(PR_SET_DUMPABLE, 1) < 0)
                         subuid_fail(ready[1], "taking the uid");

@@ -170,6 +170,10 @@ pid_t h_holder_start(const char *path, int n, uid_t uid, bool ignore_term);
  * writes the map here, as newuidmap would), setresuid to it. None of its
  * uids is UID; its kernel uid is SUBUID. Killed when the caller dies. */
 pid_t h_holder_start_subuid(const char *path, uid_t uid, uid_t subuid);
+/* As h_holder_start_subuid, but the holder runs SETUP(DATA) as root first
+ * (non-zero: it failed, at WHAT) instead of opening a path. */
+pid_t h_holder_spawn_subuid(int (*setup)(void *data), void *data, const char *what, uid_t uid,
+                            uid_t subuid);
 /* A process of UID with FDS fds of /dev/null (a browser, a build, a
  * database: more than the scan budget), and with PATH (NULL: none) opened
  * after them, so that a scan stopped by the budget has not seen it. A
@@ -183,6 +187,19 @@ pid_t h_fat_start(uid_t uid, unsigned fds, const char *path);
 int h_crowd_start(uid_t uid, size_t n, pid_t *pids);
 /* How many of the N processes of PIDS are alive, then ends them all. */
 size_t h_crowd_stop(const pid_t *pids, size_t n);
+/* A setup for a holder (h_holder_spawn and the like): a ring of the
+ * holder's, mapped as liburing maps it (its SQ ring, at file offset 0),
+ * holding PATH as its one registered file. With DROP_FD
+ * its fd is registered in the ring itself (IORING_REGISTER_RING_FDS, Linux
+ * 5.18) and closed: the holder can go on submitting by index, and only
+ * PID/maps shows the ring ("anon_inode:[io_uring]"). */
+struct h_ring_arg {
+        const char *path;
+        bool drop_fd;
+};
+/* Returns 0, or non-zero when io_uring (or, with DROP_FD, a registered
+ * ring fd) is unavailable. */
+int h_map_a_ring(void *data);
 /* SIGKILLs the session's leader and reaps it. */
 void h_session_kill(struct h_session *s);
 /* The leader exits without closing its session and is not waited for: it

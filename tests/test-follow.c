@@ -2184,6 +2184,41 @@ START_TEST(test_switch_leaves_a_crowd_of_idle_processes) {
 }
 END_TEST
 
+/* At a switch, a process that left alice's uid for a subordinate one (a
+ * user namespace she made) with tty0 in a ring whose fd it closed: the
+ * pass after the lock reads its maps as it reads alice's own, and kills
+ * it. */
+START_TEST(test_switch_ends_a_subuid_ring_with_no_fd) {
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        struct h_ring_arg ring = { "/dev/tty0", true };
+        struct h_session *a, *b;
+        tty0_pair_start(&a, &b);
+        pid_t h = h_holder_spawn_subuid(h_map_a_ring, &ring, "a ring", H_UID_ALICE, 300001);
+
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
+        bool gone = false;
+        for (int i = 0; i < 100 && !gone; i++) {
+                gone = waitpid(h, NULL, WNOHANG) == h;
+                if (!gone)
+                        (void) usleep(50 * 1000);
+        }
+        if (!gone) {
+                (void) kill(h, SIGKILL);
+                (void) waitpid(h, NULL, 0);
+        }
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        char *log = read_text(H_ROOT "/xdevicesd.log");
+        ck_assert_msg(
+                gone,
+                "alice's subordinate-uid process with tty0 in a ring with no fd survived the switch:\n%s",
+                log ? log : "");
+        ck_assert_msg(log && strstr(log, "no fd left"), "log: %s", log ? log : "");
+        free(log);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("follow");
         TCase *tc = h_tcase(s, "daemon", 120, fresh, teardown);
@@ -2193,6 +2228,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_pass_warns_of_a_login_defs_link_once);
         tcase_add_test(tc, test_switch_reads_a_process_over_the_budget_after_the_lock);
         tcase_add_test(tc, test_switch_leaves_a_crowd_of_idle_processes);
+        tcase_add_test(tc, test_switch_ends_a_subuid_ring_with_no_fd);
         tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
         tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);
         tcase_add_test(tc, test_switch_writes_each_acl_once_and_reads_none);

@@ -197,49 +197,11 @@ static struct holder holder_start_uring(const char *path, uid_t uid) {
         return holder_start_uring_padded(path, uid, 0, false);
 }
 
-/* A ring of the holder's, mapped as liburing maps it (its SQ ring, at
- * file offset 0), holding PATH as its one registered file. With DROP_FD
- * its fd is registered in the ring itself (IORING_REGISTER_RING_FDS, Linux
- * 5.18) and closed: the holder can go on submitting by index, and only
- * PID/maps shows the ring ("anon_inode:[io_uring]"). */
-struct mapped_ring_arg {
-        const char *path;
-        bool drop_fd;
-};
-
-static int map_a_ring(void *data) {
-        const struct mapped_ring_arg *a = data;
-        struct io_uring_params params = { 0 };
-        struct io_uring_rsrc_update self = { .offset = UINT32_MAX };
-        int ring = (int) syscall(SYS_io_uring_setup, 4, &params);
-        int fd = open(a->path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
-        size_t len = params.sq_off.array + params.sq_entries * sizeof(uint32_t);
-
-        if (ring < 0 || fd < 0)
-                return 12;
-        if (mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
-                 IORING_OFF_SQ_RING) == MAP_FAILED ||
-            syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
-                return 13;
-        (void) close(fd);
-        if (!a->drop_fd)
-                return 0;
-        self.data = (uint64_t) ring;
-        if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_RING_FDS, &self, 1) != 1)
-                return 14;
-        (void) close(ring);
-        /* still usable: a no-op submitted through the registered index */
-        if (syscall(SYS_io_uring_enter, self.offset, 0, 0, IORING_ENTER_REGISTERED_RING, NULL, 0) <
-            0)
-                return 15;
-        return 0;
-}
-
 /* Returns pid 0 when io_uring (or, with DROP_FD, a registered ring fd) is
  * unavailable. */
 static struct holder holder_start_mapped_ring(const char *path, uid_t uid, bool drop_fd) {
-        struct mapped_ring_arg a = { path, drop_fd };
-        pid_t pid = h_holder_spawn(map_a_ring, &a, uid, false);
+        struct h_ring_arg a = { path, drop_fd };
+        pid_t pid = h_holder_spawn(h_map_a_ring, &a, uid, false);
 
         return (struct holder) { .pid = pid > 0 ? pid : 0 };
 }
@@ -1263,6 +1225,44 @@ START_TEST(test_logout_leaves_a_crowd_of_idle_processes) {
 }
 END_TEST
 
+/* A process that left alice's uid for a subordinate one (a user namespace
+ * she made) with the node in a ring whose fd it closed (only its maps show
+ * the ring): the pass after her logout reads its maps as hers, and ends it.
+ * One in a user namespace carol made, with such a ring of /dev/null, is
+ * not read so, and lives. */
+START_TEST(test_logout_ends_a_subuid_ring_with_no_fd) {
+        conf_with("lingering = revoke\n");
+        struct h_ring_arg ring = { "/dev/tty0", true }, null = { "/dev/null", true };
+        struct h_session *a = h_session_open("xdalice", h_vt, NULL);
+        ck_assert_int_eq(a->open_ret, PAM_SUCCESS);
+        pid_t h = h_holder_spawn_subuid(h_map_a_ring, &ring, "a ring", H_UID_ALICE, 300001);
+        pid_t c = h_holder_spawn_subuid(h_map_a_ring, &null, "a ring", H_UID_CAROL, 300002);
+        free(h_log_take());
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+        char *log = h_log_take();
+        bool h_gone = false;
+        for (int i = 0; i < 100 && !h_gone; i++) {
+                h_gone = waitpid(h, NULL, WNOHANG) == h;
+                if (!h_gone)
+                        (void) usleep(20 * 1000);
+        }
+        bool c_alive = waitpid(c, NULL, WNOHANG) == 0;
+        (void) kill(c, SIGKILL);
+        (void) waitpid(c, NULL, 0);
+        if (!h_gone) {
+                (void) kill(h, SIGKILL);
+                (void) waitpid(h, NULL, 0);
+        }
+        ck_assert_msg(
+                h_gone,
+                "alice's subordinate-uid process with tty0 in a ring with no fd survived her logout:\n%s",
+                log);
+        ck_assert_msg(c_alive, "a process in carol's user namespace was ended:\n%s", log);
+        ck_assert_msg(strstr(log, "no fd left"), "log: %s", log);
+        free(log);
+}
+END_TEST
+
 START_TEST(test_logout_leaves_lingering_holder_with_warn) {
         conf_with("lingering = warn\n");
         struct h_session *a = h_session_open("xdalice", h_vt, NULL);
@@ -1829,6 +1829,7 @@ static Suite *suite(void) {
         tcase_add_test(tm, test_logout_finds_a_holder_that_left_the_uid);
         tcase_add_test(tm, test_logout_reads_a_process_over_the_budget_after_the_lock);
         tcase_add_test(tm, test_logout_leaves_a_crowd_of_idle_processes);
+        tcase_add_test(tm, test_logout_ends_a_subuid_ring_with_no_fd);
         tcase_add_test(tm, test_handover_spares_the_new_holder);
         tcase_add_test(tm, test_session_of_holder_still_open_is_not_swept);
         tcase_add_test(tm, test_reaped_holder_is_swept_by_next_login);

@@ -381,6 +381,7 @@ static void *others_pass(void *data) {
         while (go) {
                 (void) pthread_mutex_lock(&others.lock);
                 defer.n = 0;
+                defer.has_departed = false;
                 if (others.n_defer > 0) {
                         defer = others.defer[0];
                         memmove(&others.defer[0], &others.defer[1],
@@ -405,8 +406,8 @@ static void others_apart(struct xdev_ctx *ctx, const struct xdev_sweep_defer *de
         bool start, full;
 
         (void) pthread_mutex_lock(&others.lock);
-        full = defer->n > 0 && others.n_defer == OTHERS_DEFER_MAX;
-        if (defer->n > 0 && !full)
+        full = xdev_sweep_defer_any(defer) && others.n_defer == OTHERS_DEFER_MAX;
+        if (xdev_sweep_defer_any(defer) && !full)
                 others.defer[others.n_defer++] = *defer;
         start = !others.running;
         others.running = true;
@@ -720,7 +721,7 @@ static void daemon_step(struct daemon *d) {
         close_apart(&d->res->bin);
         sweep_apart(ctx, d->res->waits);
         d->res->waits = NULL;
-        if (r >= 0 && (d->res->changed || d->res->defer.n > 0))
+        if (r >= 0 && (d->res->changed || xdev_sweep_defer_any(&d->res->defer)))
                 others_apart(ctx, &d->res->defer);
         if (r >= 0) {
                 daemon_stepped(d, t0);
