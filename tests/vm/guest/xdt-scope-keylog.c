@@ -8,10 +8,14 @@
  *       parent is this process's parent, not this process) that reads
  *       NODE, and exits: the child logs "key CODE" per key press and
  *       "read: ERR" when its fd stops working (revoked: ENODEV).
- *   xdt-scope-keylog subuid TAG UID NODE SUBUID
+ *   xdt-scope-keylog subuid TAG UID NODE SUBUID [ring]
  *       opens NODE as UID, enters a user namespace of its own, has uid
  *       SUBUID mapped (written by its root parent, as newuidmap would for
  *       a subordinate uid) and setresuid()s to it, then reads as above.
+ *       With "ring" it keeps NODE only as an io_uring registered file,
+ *       the ring's own fd registered in the ring and closed, NODE's fd
+ *       closed (only its memory map shows the ring), and reads through
+ *       the ring by its registered index.
  *   xdt-scope-keylog handed TAG UID NODE TOUID
  *       opens NODE as UID and hands the fd (SCM_RIGHTS) to a process of
  *       TOUID (no supplementary group: no right of its own to NODE),
@@ -29,6 +33,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +44,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "xdt-ring.h"
 
 static const char *tag;
 
@@ -83,6 +91,70 @@ static void read_keys(int fd) {
                 say("read: %s", n < 0 ? strerror(errno) : "short read");
                 for (;;)
                         pause();
+        }
+}
+
+/* A ring holding FD as registered file 0, mapped, its own fd registered
+ * in it and closed: NODE is reachable through the ring's index alone. */
+struct kring {
+        unsigned index; /* the ring's registered index */
+        struct xdt_ring r;
+};
+
+static void ring_take(int fd, struct kring *k) {
+        struct io_uring_params p = { 0 };
+        struct io_uring_rsrc_update self = { .offset = UINT32_MAX };
+        int ring = (int) syscall(SYS_io_uring_setup, 4, &p);
+
+        if (ring < 0 || syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
+                die("io_uring");
+        int e = xdt_ring_map(ring, &p, &k->r);
+        if (e < 0) {
+                errno = -e;
+                die("mmap of the ring");
+        }
+        self.data = (uint64_t) ring;
+        if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_RING_FDS, &self, 1) != 1)
+                die("IORING_REGISTER_RING_FDS");
+        k->index = self.offset;
+        (void) close(ring);
+        (void) close(fd);
+}
+
+/* read_keys() through the ring of K. */
+static void read_keys_ring(struct kring *k) {
+        struct input_event ev[16];
+
+        say("ready pid=%ld uid=%u", (long) getpid(), (unsigned) getuid());
+        for (;;) {
+                unsigned t = *k->r.sq_tail, idx = t & *k->r.sq_mask;
+                struct io_uring_sqe *e = &k->r.sqes[idx];
+                memset(e, 0, sizeof *e);
+                e->opcode = IORING_OP_READ;
+                e->flags = IOSQE_FIXED_FILE;
+                e->fd = 0;
+                e->addr = (unsigned long) ev;
+                e->len = sizeof ev;
+                e->off = (unsigned long long) -1;
+                k->r.sq_array[idx] = idx;
+                __atomic_store_n(k->r.sq_tail, t + 1, __ATOMIC_RELEASE);
+                if (syscall(SYS_io_uring_enter, k->index, 1, 1,
+                            IORING_ENTER_GETEVENTS | IORING_ENTER_REGISTERED_RING, NULL, 0) < 0 &&
+                    errno != EINTR)
+                        die("io_uring_enter");
+                unsigned h = *k->r.cq_head;
+                if (h == __atomic_load_n(k->r.cq_tail, __ATOMIC_ACQUIRE))
+                        continue;
+                int res = k->r.cqes[h & *k->r.cq_mask].res;
+                __atomic_store_n(k->r.cq_head, h + 1, __ATOMIC_RELEASE);
+                if (res <= 0) {
+                        say("read: %s", res < 0 ? strerror(-res) : "end");
+                        for (;;)
+                                pause();
+                }
+                for (size_t i = 0; i < (size_t) res / sizeof ev[0]; i++)
+                        if (ev[i].type == EV_KEY && ev[i].value == 1)
+                                say("key %u", (unsigned) ev[i].code);
         }
 }
 
@@ -134,14 +206,20 @@ int main(int argc, char **argv) {
                         die("fork");
                 if (pid == 0) {
                         become(uid);
+                        struct kring k = { 0 };
+                        bool ring = argc >= 7 && strcmp(argv[6], "ring") == 0;
                         int fd = open(argv[4], O_RDONLY | O_CLOEXEC);
                         if (fd < 0)
                                 die("open");
+                        if (ring)
+                                ring_take(fd, &k);
                         if (unshare(CLONE_NEWUSER) < 0)
                                 die("unshare(CLONE_NEWUSER)");
                         (void) !write(ready[1], "u", 1);
                         if (read(go[0], &c, 1) != 1 || setresuid(1, 1, 1) < 0)
                                 die("setresuid to the subordinate uid");
+                        if (ring)
+                                read_keys_ring(&k);
                         read_keys(fd);
                 }
                 if (read(ready[0], &c, 1) != 1)

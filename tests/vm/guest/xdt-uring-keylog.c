@@ -18,6 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "xdt-ring.h"
+
 static const char *tag;
 
 static void say(const char *fmt, const char *a, long b) {
@@ -59,29 +61,16 @@ int main(int argc, char **argv) {
         (void) close(null);
         free(files);
 
-        size_t sq_size = p.sq_off.array + p.sq_entries * sizeof(unsigned);
-        size_t cq_size = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-        if (p.features & IORING_FEAT_SINGLE_MMAP)
-                sq_size = cq_size = sq_size > cq_size ? sq_size : cq_size;
-        char *sq = mmap(NULL, sq_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
-                        IORING_OFF_SQ_RING);
-        char *cq = (p.features & IORING_FEAT_SINGLE_MMAP)
-                ? sq
-                : mmap(NULL, cq_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
-                       IORING_OFF_CQ_RING);
-        struct io_uring_sqe *sqes = mmap(NULL, p.sq_entries * sizeof *sqes, PROT_READ | PROT_WRITE,
-                                         MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
-        if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) {
-                say("mmap %s: %ld", "ring", (long) -errno);
+        struct xdt_ring k = { 0 };
+        int e = xdt_ring_map(ring, &p, &k);
+        if (e < 0) {
+                say("mmap %s: %ld", "ring", (long) e);
                 return 1;
         }
-        unsigned *sq_tail = (unsigned *) (sq + p.sq_off.tail);
-        unsigned *sq_mask = (unsigned *) (sq + p.sq_off.ring_mask);
-        unsigned *sq_array = (unsigned *) (sq + p.sq_off.array);
-        unsigned *cq_head = (unsigned *) (cq + p.cq_off.head);
-        unsigned *cq_tail = (unsigned *) (cq + p.cq_off.tail);
-        unsigned *cq_mask = (unsigned *) (cq + p.cq_off.ring_mask);
-        struct io_uring_cqe *cqes = (struct io_uring_cqe *) (cq + p.cq_off.cqes);
+        unsigned *sq_tail = k.sq_tail, *sq_mask = k.sq_mask, *sq_array = k.sq_array;
+        unsigned *cq_head = k.cq_head, *cq_tail = k.cq_tail, *cq_mask = k.cq_mask;
+        struct io_uring_sqe *sqes = k.sqes;
+        struct io_uring_cqe *cqes = k.cqes;
         say("registered %s after %ld padding files, its fd closed", argv[2], (long) pad);
 
         for (;;) {
