@@ -336,7 +336,9 @@ static void sweep_apart(struct xdev_ctx *ctx, struct xdev_sweep_wait *waits) {
 /* The pass after the lock (doc/DESIGN.md §3.5.10) runs in one thread of
  * its own at a time: a step that changed the grants while it runs makes
  * it run once more when it ends, against the state of then. The processes
- * a step left over the scan budget wait in DEFER for it. */
+ * a step left over the scan budget, and the uid it took the devices from,
+ * wait in DEFER for it; a uid that did not fit (a run of switches) waits
+ * in DEPARTED for the next run with room. */
 #define OTHERS_DEFER_MAX 4
 static struct {
         pthread_mutex_t lock;
@@ -344,6 +346,8 @@ static struct {
         bool running, again;
         struct xdev_sweep_defer defer[OTHERS_DEFER_MAX];
         size_t n_defer;
+        bool has_departed;
+        uid_t departed;
 } others = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER };
 
 /* login.defs is read at each pass; a warning of it is given once, not at
@@ -386,12 +390,16 @@ static void *others_pass(void *data) {
                         defer = others.defer[0];
                         memmove(&others.defer[0], &others.defer[1],
                                 --others.n_defer * sizeof others.defer[0]);
+                } else if (others.has_departed) {
+                        defer.has_departed = true;
+                        defer.departed = others.departed;
+                        others.has_departed = false;
                 }
                 others.again = false;
                 (void) pthread_mutex_unlock(&others.lock);
                 others_run(ctx, &defer);
                 (void) pthread_mutex_lock(&others.lock);
-                go = others.again || others.n_defer > 0;
+                go = others.again || others.n_defer > 0 || others.has_departed;
                 others.running = go;
                 if (!go)
                         (void) pthread_cond_broadcast(&others.idle);
@@ -400,15 +408,35 @@ static void *others_pass(void *data) {
         return NULL;
 }
 
+/* Whether a run still to come reads the maps of UID's user namespaces.
+ * Called with others.lock held. */
+static bool others_has_departed(uid_t uid) {
+        for (size_t i = 0; i < others.n_defer; i++)
+                if (others.defer[i].has_departed && others.defer[i].departed == uid)
+                        return true;
+        return others.has_departed && others.departed == uid;
+}
+
 /* After a step that took grants off: the pass after the lock, apart, with
  * DEFER (copied). */
 static void others_apart(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer) {
         bool start, full;
 
         (void) pthread_mutex_lock(&others.lock);
-        full = xdev_sweep_defer_any(defer) && others.n_defer == OTHERS_DEFER_MAX;
-        if (xdev_sweep_defer_any(defer) && !full)
+        full = defer->n > 0 && others.n_defer == OTHERS_DEFER_MAX;
+        if (defer->n > 0 && !full)
                 others.defer[others.n_defer++] = *defer;
+        else if (defer->n == 0 && defer->has_departed && !others_has_departed(defer->departed)) {
+                /* only the uid: queued while there is room, else kept for
+                 * the first run that has it (a run of switches): the pass
+                 * itself is not run here for it */
+                if (others.n_defer < OTHERS_DEFER_MAX)
+                        others.defer[others.n_defer++] = *defer;
+                else {
+                        others.has_departed = true;
+                        others.departed = defer->departed;
+                }
+        }
         start = !others.running;
         others.running = true;
         others.again = !start;
