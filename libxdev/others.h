@@ -9,14 +9,15 @@
 #include "txn.h"
 
 /* The pass after the lock (doc/DESIGN.md §3.5.10): DEFER's processes (a
- * switch's or a logout's over the scan budget; may be NULL), unless their uid holds the
- * devices again, and every process that is neither root's nor a system
- * account's and none of whose uids has a session (one that left its uid
- * through a user namespace, one an fd was passed to) are read to the end
- * without the state lock; those found holding a shared node are read again
- * and cut off under the lock, as at a VT switch (input revoked, DRM master
- * dropped, what cannot be cut off killed). Counts in *RET. Returns 0 or
- * -errno. */
+ * switch's or a logout's over the scan budget; may be NULL), unless their
+ * uid holds the devices again, and every process that is neither root's
+ * nor a system account's and none of whose uids has a session (one that
+ * left its uid through a user namespace, one an fd was passed to) are read
+ * to the end without the state lock, the maps too of those in a user
+ * namespace DEFER's departed uid made; those found holding a shared node
+ * are read again and cut off under the lock, as at a VT switch (input
+ * revoked, DRM master dropped, what cannot be cut off killed). Counts in
+ * *RET. Returns 0 or -errno. */
 int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer,
                       struct xdev_sweep_counts *ret);
 
