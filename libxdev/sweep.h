@@ -142,8 +142,9 @@ struct xdev_sweep_opts {
         uid_t system_uid_max;
         struct xdev_sweep_defer *defer; /* with HAS_ONLY; NULL: over the
                                           * budget is killed */
-        bool kill_now;                  /* a holder ended is sent SIGKILL at once, with no
-                        * grace period (one read to the end after a logout) */
+        /* A holder ended is sent SIGKILL at once, with no grace period (one
+         * read to the end after a logout). */
+        bool kill_now;
         /* With OTHERS: a process in a user namespace NS_OWNER made (or in
          * one under such a namespace), which left NS_OWNER's uid for a
          * subordinate one, has its maps read as NS_OWNER's own processes

@@ -56,9 +56,11 @@ struct xdev_txn {
         struct xdev_sweep_counts swept;      /* the sweeps of this transaction */
         const struct xdev_follow_self *self; /* a follow step's caller, or NULL */
         struct xdev_fd_bin bin;              /* closed at the end, once the lock is free */
-        struct xdev_sweep_defer defer;       /* processes over the scan budget: a
-                                              * follow step's for its caller,
-                                              * else by xdev_others_txn_end */
+        struct xdev_sweep_defer defer;       /* for the pass after the lock (the
+                                              * processes over the scan budget,
+                                              * the departed uid): a follow
+                                              * step's for its caller, else run
+                                              * by xdev_others_txn_end */
         bool others_after;                   /* xdev_others_txn_end runs the pass after
                                               * the lock (a logout took the devices) */
         struct xdev_sweep_wait *waits;       /* sweeps in their grace period: recorded in

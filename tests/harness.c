@@ -1055,6 +1055,24 @@ static void subuid_fail(int fd, const char *step) {
         _exit(10);
 }
 
+bool h_wait_exit(pid_t pid, int ms, int *status) {
+        int st = 0;
+
+        for (int waited = 0;; waited += 20) {
+                if (waitpid(pid, &st, WNOHANG) == pid) {
+                        if (status)
+                                *status = st;
+                        return true;
+                }
+                if (waited >= ms)
+                        break;
+                (void) usleep(20 * 1000);
+        }
+        (void) kill(pid, SIGKILL);
+        (void) waitpid(pid, NULL, 0);
+        return false;
+}
+
 int h_crowd_start(uid_t uid, size_t n, pid_t *pids) {
         int p[2];
         size_t got = 0;

@@ -180,6 +180,10 @@ pid_t h_holder_spawn_subuid(int (*setup)(void *data), void *data, const char *wh
  * shell, so that it runs outside valgrind (which caps the fds of the
  * programs it runs). Kill and reap it. */
 pid_t h_fat_start(uid_t uid, unsigned fds, const char *path);
+/* Whether PID, a child of this process, ends within MS milliseconds (its
+ * wait status then in *STATUS, may be NULL); if not, it is SIGKILLed and
+ * reaped. Either way it is reaped when this returns. */
+bool h_wait_exit(pid_t pid, int ms, int *status);
 /* N processes of UID that hold nothing and wait (a build, a browser's
  * many processes), their pids in PIDS (N of them), each in the process
  * group of the first, PIDS[0], which is this process's child: kill them

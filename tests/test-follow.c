@@ -2196,16 +2196,7 @@ START_TEST(test_switch_ends_a_subuid_ring_with_no_fd) {
         pid_t h = h_holder_spawn_subuid(h_map_a_ring, &ring, "a ring", H_UID_ALICE, 300001);
 
         tty0_switch(h_vt + 1, H_UID_BOB, "bob");
-        bool gone = false;
-        for (int i = 0; i < 100 && !gone; i++) {
-                gone = waitpid(h, NULL, WNOHANG) == h;
-                if (!gone)
-                        (void) usleep(50 * 1000);
-        }
-        if (!gone) {
-                (void) kill(h, SIGKILL);
-                (void) waitpid(h, NULL, 0);
-        }
+        bool gone = h_wait_exit(h, 5000, NULL);
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
         char *log = read_text(H_ROOT "/xdevicesd.log");
         ck_assert_msg(

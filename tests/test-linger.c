@@ -1176,18 +1176,8 @@ START_TEST(test_logout_reads_a_process_over_the_budget_after_the_lock) {
         char *log = h_log_take(), want[96];
         bool idle_alive = waitpid(idle, NULL, WNOHANG) == 0;
         int st = 0;
-        bool holder_ended = false;
-        for (int i = 0; i < 100 && !holder_ended; i++) {
-                holder_ended = waitpid(holder, &st, WNOHANG) == holder;
-                if (!holder_ended)
-                        (void) usleep(20 * 1000);
-        }
-        (void) kill(idle, SIGKILL);
-        (void) waitpid(idle, NULL, 0);
-        if (!holder_ended) {
-                (void) kill(holder, SIGKILL);
-                (void) waitpid(holder, NULL, 0);
-        }
+        bool holder_ended = h_wait_exit(holder, 2000, &st);
+        (void) h_wait_exit(idle, 0, NULL);
         ck_assert_msg(idle_alive,
                       "a 9000-fd process of alice's holding nothing was killed at her logout:\n%s",
                       log);
@@ -1240,19 +1230,8 @@ START_TEST(test_logout_ends_a_subuid_ring_with_no_fd) {
         free(h_log_take());
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
         char *log = h_log_take();
-        bool h_gone = false;
-        for (int i = 0; i < 100 && !h_gone; i++) {
-                h_gone = waitpid(h, NULL, WNOHANG) == h;
-                if (!h_gone)
-                        (void) usleep(20 * 1000);
-        }
-        bool c_alive = waitpid(c, NULL, WNOHANG) == 0;
-        (void) kill(c, SIGKILL);
-        (void) waitpid(c, NULL, 0);
-        if (!h_gone) {
-                (void) kill(h, SIGKILL);
-                (void) waitpid(h, NULL, 0);
-        }
+        bool h_gone = h_wait_exit(h, 2000, NULL);
+        bool c_alive = !h_wait_exit(c, 0, NULL);
         ck_assert_msg(
                 h_gone,
                 "alice's subordinate-uid process with tty0 in a ring with no fd survived her logout:\n%s",
