@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/acl.h>
@@ -43,6 +44,7 @@
 #include "proctab.h"
 #include "step.h"
 #include "uring.h"
+#include "watch.h"
 
 #define UID H_UID_ALICE
 #define USER "xdalice"
@@ -1203,6 +1205,97 @@ static void measure_maps_reads(void) {
                got, a.med * 1e3, a.max * 1e3, b.med * 1e3);
 }
 
+/* A process of the holder's that writes one NUL byte to /dev/tty0 WATCH_WRITES
+ * times, as fast as it can: its ns a write in *RET (through the pipe
+ * FD), with or without the watch reading the events meanwhile. */
+#define WATCH_WRITES 20000
+static pid_t watch_writer(int out) {
+        pid_t pid = fork();
+
+        if (pid != 0)
+                return pid;
+        int fd = open("/dev/tty0", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0 || setresgid(UID, UID, UID) < 0 || setresuid(UID, UID, UID) < 0)
+                _exit(12);
+        uint64_t t0 = now_ns();
+        for (int i = 0; i < WATCH_WRITES; i++)
+                if (write(fd, "", 1) != 1)
+                        _exit(13);
+        uint64_t per = (now_ns() - t0) / WATCH_WRITES;
+        _exit(write(out, &per, sizeof per) == sizeof per ? 0 : 14);
+}
+
+static uint64_t thread_cpu_ns(void) {
+        struct timespec ts;
+        (void) clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* The watch on the nodes (xdevicesd's, doc/DESIGN.md §3.5.11) against a
+ * holder's process that writes /dev/tty0 as fast as it can (the host has
+ * no evdev: tty0 is watched as the daemon's test knob watches it), more
+ * than a display server's reads of its input could be: what each write costs the writer, and
+ * what the watch spends a write (its CPU time over the writes). */
+static void measure_watch(void) {
+        static const char conf[] =
+                "devices = glob\nglob = console:/dev/tty0\nconsole = rw\n"
+                "logind = ignore\n";
+        struct xdev_watch *w = NULL;
+        struct xdev_ctx ctx;
+        uint64_t plain = 0, watched = 0, cpu;
+        int p[2], r;
+        FILE *f = fopen(H_ROOT "/watch.conf", "w");
+
+        if (!f || fputs(conf, f) < 0 || fclose(f) != 0)
+                die("watch.conf");
+        xdev_ctx_init(&ctx);
+        if (xdev_config_load(&ctx.config, H_ROOT "/watch.conf", NULL) < 0)
+                die("watch config");
+        if (pipe(p) < 0)
+                die("pipe");
+        uint64_t unmarked = 0;
+        pid_t pid = watch_writer(p[1]);
+        if (wait_child(pid) != 0 || read(p[0], &unmarked, sizeof unmarked) != sizeof unmarked)
+                die("watch writer");
+        r = xdev_watch_open(&w, true);
+        if (r < 0 || xdev_watch_nodes(w, &ctx) != 1) {
+                printf("watch: no fanotify watch here (%s): not measured\n",
+                       strerror(r < 0 ? -r : ENOENT));
+                xdev_watch_free(w);
+                xdev_ctx_done(&ctx);
+                return;
+        }
+        xdev_watch_holder(w, true, UID);
+        /* without the watch reading: the mark alone, the queue overflowing */
+        pid = watch_writer(p[1]);
+        if (wait_child(pid) != 0 || read(p[0], &plain, sizeof plain) != sizeof plain)
+                die("watch writer");
+        xdev_watch_read(w, &ctx);
+        struct xdev_watch_counts c0 = xdev_watch_counts(w);
+        cpu = thread_cpu_ns();
+        pid = watch_writer(p[1]);
+        struct pollfd pfd = { .fd = xdev_watch_fd(w), .events = POLLIN };
+        while (waitpid(pid, &r, WNOHANG) == 0)
+                if (poll(&pfd, 1, 10) > 0)
+                        xdev_watch_read(w, &ctx);
+        xdev_watch_read(w, &ctx);
+        cpu = thread_cpu_ns() - cpu;
+        if (!WIFEXITED(r) || WEXITSTATUS(r) != 0 ||
+            read(p[0], &watched, sizeof watched) != sizeof watched)
+                die("watch writer");
+        struct xdev_watch_counts c1 = xdev_watch_counts(w);
+        unsigned events = c1.events - c0.events;
+        printf("watch writes=%d events=%u write_ns_unmarked=%" PRIu64 " write_ns_marked=%" PRIu64
+               " write_ns_read=%" PRIu64
+               " watch_cpu_ns_per_write=%.0f watch_cpu_us_per_event=%.1f checked=%u\n",
+               WATCH_WRITES, events, unmarked, plain, watched, (double) cpu / WATCH_WRITES,
+               events ? cpu / 1e3 / events : 0.0, c1.checked - c0.checked);
+        (void) close(p[0]);
+        (void) close(p[1]);
+        xdev_watch_free(w);
+        xdev_ctx_done(&ctx);
+}
+
 static void measure_switch_steps(void) {
         static const size_t extra[] = { 0, 1000, 5000 };
         struct xdev_follow_result *res = calloc(1, sizeof *res);
@@ -1217,6 +1310,7 @@ static void measure_switch_steps(void) {
         int runs = quick ? 7 : STEP_RUNS;
 
         measure_maps_reads();
+        measure_watch();
         if (!res || !idle || xdev_proc_stat(self.pid, &pst) < 0)
                 die("switch-step setup");
         self.start = pst.start;

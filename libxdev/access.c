@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <acl/libacl.h>
+#include <errno.h>
+#include <stdio.h>
 #include <sys/acl.h>
 
 #include "access.h"
@@ -91,7 +93,15 @@ static int entries_of(acl_t acl, struct xdev_acl_entry *out, size_t max) {
 bool xdev_creds_may_fd(const struct xdev_creds *c, int fd, const struct stat *st, unsigned want) {
         struct xdev_acl_entry entries[64];
         acl_t acl = acl_get_fd(fd);
+        char path[32];
         int n;
+
+        if (!acl && errno == EBADF) {
+                /* an O_PATH fd: its ACL read through its own /proc link,
+                 * which is that very node */
+                (void) snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+                acl = acl_get_file(path, ACL_TYPE_ACCESS);
+        }
 
         if (!acl)
                 return false;

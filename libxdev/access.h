@@ -35,7 +35,8 @@ struct xdev_acl_entry {
 bool xdev_creds_may(const struct xdev_creds *c, uid_t owner, gid_t group, mode_t mode,
                     const struct xdev_acl_entry *acl, size_t n, unsigned want);
 
-/* The same for the file FD is open on (a device node's fd, never O_PATH):
+/* The same for the file FD is open on (a device node's fd, or an O_PATH
+ * one: its ACL is then read through its /proc/self/fd link):
  * its owner, group and mode from ST (fstat of FD) and its access ACL read
  * through FD. False when the ACL cannot be read. */
 bool xdev_creds_may_fd(const struct xdev_creds *c, int fd, const struct stat *st, unsigned want);

@@ -146,6 +146,17 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
         return r;
 }
 
+int xdev_others_cut_off(struct xdev_ctx *ctx, pid_t pid, struct xdev_sweep_counts *ret) {
+        struct pid_list l = { &pid, 1 };
+        struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &l };
+        struct xdev_sweep_opts look = { .others = true, .procs = &src };
+
+        *ret = (struct xdev_sweep_counts) { 0 };
+        look.system_uid_max =
+                xdev_linger_system_uid_max(&ctx->config, &ctx->log, ctx->logindefs_memo);
+        return others_look_then_act(ctx, &look, false, ret);
+}
+
 void xdev_others_txn_end(struct xdev_ctx *ctx, struct xdev_txn *t) {
         bool others = !t->self && (t->others_after || xdev_sweep_defer_any(&t->defer));
         struct xdev_sweep_counts c;

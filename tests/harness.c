@@ -1209,6 +1209,63 @@ int h_map_a_ring(void *data) {
         return 0;
 }
 
+int h_hide_a_ring(void *data) {
+        static const char nul[1] = { 0 };
+        static struct __kernel_timespec every;
+        const struct h_hidden_arg *a = data;
+        unsigned entries = 2 * a->n;
+        struct io_uring_params params = { 0 };
+        struct io_uring_rsrc_update self = { .offset = UINT32_MAX };
+        int ring = (int) syscall(SYS_io_uring_setup, entries, &params);
+        int fd = open(a->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        size_t sq_len = params.sq_off.array + params.sq_entries * sizeof(uint32_t);
+        size_t sqe_len = params.sq_entries * sizeof(struct io_uring_sqe);
+        char *sq;
+        struct io_uring_sqe *sqes;
+
+        if (ring < 0 || fd < 0 || params.sq_entries < entries)
+                return 12;
+        sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
+                  IORING_OFF_SQ_RING);
+        sqes = mmap(NULL, sqe_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
+                    IORING_OFF_SQES);
+        if (sq == MAP_FAILED || sqes == MAP_FAILED ||
+            syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
+                return 13;
+        (void) close(fd);
+        every.tv_sec = a->ms / 1000;
+        every.tv_nsec = (long long) (a->ms % 1000) * 1000000;
+        for (unsigned i = 0; i < entries; i++) {
+                struct io_uring_sqe *e = &sqes[i];
+                memset(e, 0, sizeof *e);
+                if (i % 2 == 0) {
+                        e->opcode = IORING_OP_TIMEOUT;
+                        e->addr = (uint64_t) (uintptr_t) &every;
+                        e->len = 1;
+                } else {
+                        e->opcode = IORING_OP_WRITE;
+                        e->flags = IOSQE_FIXED_FILE;
+                        e->addr = (uint64_t) (uintptr_t) nul;
+                        e->len = 1;
+                        e->off = (uint64_t) -1;
+                }
+                if (i + 1 < entries)
+                        e->flags |= IOSQE_IO_HARDLINK;
+                ((uint32_t *) (sq + params.sq_off.array))[i] = i;
+        }
+        __atomic_store_n((uint32_t *) (sq + params.sq_off.tail), entries, __ATOMIC_RELEASE);
+        self.data = (uint64_t) ring;
+        if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_RING_FDS, &self, 1) != 1)
+                return 14;
+        if (syscall(SYS_io_uring_enter, self.offset, entries, 0, IORING_ENTER_REGISTERED_RING, NULL,
+                    0) != (long) entries)
+                return 15;
+        (void) munmap(sq, sq_len);
+        (void) munmap(sqes, sqe_len);
+        (void) close(ring);
+        return 0;
+}
+
 static int subuid_open(void *data) {
         return open(data, O_RDONLY | O_NOCTTY | O_CLOEXEC) < 0 ? -1 : 0;
 }

@@ -204,6 +204,18 @@ struct h_ring_arg {
 /* Returns 0, or non-zero when io_uring (or, with DROP_FD, a registered
  * ring fd) is unavailable. */
 int h_map_a_ring(void *data);
+/* A setup for a holder: a ring of the holder's with PATH as its one
+ * registered file and N writes of one NUL byte to it queued, one each MS
+ * ms (a timeout hard-linked before each); then the ring's fd registered
+ * in the ring and closed, and its mappings unmapped. The writes go on, and
+ * nothing in /proc names the ring or PATH: no fd, no mapping. */
+struct h_hidden_arg {
+        const char *path;
+        unsigned n, ms;
+};
+/* Returns 0, or non-zero when io_uring or a registered ring fd (Linux
+ * 5.18) is unavailable. */
+int h_hide_a_ring(void *data);
 /* SIGKILLs the session's leader and reaps it. */
 void h_session_kill(struct h_session *s);
 /* The leader exits without closing its session and is not waited for: it

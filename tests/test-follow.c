@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -184,18 +185,22 @@ static void tty0_switch(int vt, uid_t uid, const char *name) {
         ck_assert_msg(wait_acl("/dev/tty0", uid, "rw"), "%s was not granted tty0", name);
 }
 
-/* With h_vt in front, the daemon started (its log new), alice's session
- * on h_vt and bob's on h_vt + 1 opened into *A and *B; returns once
- * alice holds /dev/tty0. */
-static void tty0_pair_start(struct h_session **a, struct h_session **b) {
+/* With h_vt in front, the daemon started (its log new; EXTRA, one more
+ * argument, may be NULL), alice's session on h_vt and bob's on h_vt + 1
+ * opened into *A and *B; returns once alice holds /dev/tty0. */
+static void tty0_pair_start_with(struct h_session **a, struct h_session **b, const char *extra) {
         h_set_active_vt(h_vt);
         (void) unlink(H_ROOT "/xdevicesd.log");
-        daemon_start();
+        daemon_start_with(extra);
         *a = h_session_open("xdalice", h_vt, NULL);
         ck_assert_int_eq((*a)->open_ret, PAM_SUCCESS);
         *b = h_session_open("xdbob", h_vt + 1, NULL);
         ck_assert_int_eq((*b)->open_ret, PAM_SUCCESS);
         ck_assert_msg(wait_acl("/dev/tty0", H_UID_ALICE, "rw"), "alice was not granted tty0");
+}
+
+static void tty0_pair_start(struct h_session **a, struct h_session **b) {
+        tty0_pair_start_with(a, b, NULL);
 }
 
 static int daemon_stop(int sig) {
@@ -2210,6 +2215,155 @@ START_TEST(test_switch_ends_a_subuid_ring_with_no_fd) {
 }
 END_TEST
 
+/* A file in flight: alice's fd of PATH sent over a unix socket whose
+ * other end a process of uid TO (no session, no group) holds and reads
+ * only when told (a byte written to *GO): then it writes one NUL byte to
+ * the fd every 100 ms. The sender exits once the message is queued.
+ * Returns the receiver's pid. */
+static pid_t in_flight_start(const char *path, int *go) {
+        int sv[2], g[2];
+        pid_t rx, tx;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        ck_assert_int_eq(pipe2(g, O_CLOEXEC), 0);
+        rx = fork();
+        ck_assert_int_ge(rx, 0);
+        if (rx == 0) {
+                char byte, ctl[CMSG_SPACE(sizeof(int))];
+                struct iovec iov = { &byte, 1 };
+                struct msghdr msg = { .msg_iov = &iov,
+                                      .msg_iovlen = 1,
+                                      .msg_control = ctl,
+                                      .msg_controllen = sizeof ctl };
+                int fd;
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (setgroups(0, NULL) < 0 || setresgid(1500, 1500, 1500) < 0 ||
+                    setresuid(1500, 1500, 1500) < 0 || read(g[0], &byte, 1) != 1 ||
+                    recvmsg(sv[1], &msg, MSG_CMSG_CLOEXEC) != 1 || !CMSG_FIRSTHDR(&msg))
+                        _exit(12);
+                memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof fd);
+                for (;;) {
+                        (void) !write(fd, "", 1);
+                        (void) usleep(100 * 1000);
+                }
+        }
+        tx = fork();
+        ck_assert_int_ge(tx, 0);
+        if (tx == 0) {
+                char byte = 'f', ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+                struct iovec iov = { &byte, 1 };
+                struct msghdr msg = { .msg_iov = &iov,
+                                      .msg_iovlen = 1,
+                                      .msg_control = ctl,
+                                      .msg_controllen = sizeof ctl };
+                struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+                int fd;
+                if (setgroups(0, NULL) < 0 ||
+                    setresgid(H_UID_ALICE, H_UID_ALICE, H_UID_ALICE) < 0 ||
+                    setresuid(H_UID_ALICE, H_UID_ALICE, H_UID_ALICE) < 0 ||
+                    (fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)
+                        _exit(12);
+                cm->cmsg_level = SOL_SOCKET;
+                cm->cmsg_type = SCM_RIGHTS;
+                cm->cmsg_len = CMSG_LEN(sizeof fd);
+                memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+                _exit(sendmsg(sv[0], &msg, 0) == 1 ? 0 : 13);
+        }
+        int status;
+        ck_assert_int_eq(waitpid(tx, &status, 0), tx);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the sender failed: %d",
+                      status);
+        (void) close(sv[0]);
+        (void) close(sv[1]);
+        (void) close(g[0]);
+        *go = g[1];
+        return rx;
+}
+
+/* Alice sends her fd of tty0 to a process of a uid with no session and
+ * no right to tty0, which receives it only after the switch to bob:
+ * the file was in no fd table when the switch and its pass after the
+ * lock looked. The watch (on tty0 by the test knob) sees its first write
+ * and finds the fd, which the pass's policy then applies to: tty0's is
+ * left (it is bound to alice's VT), so the receiver lives, said once; an
+ * input node's is revoked (qemu, l6). */
+START_TEST(test_switch_ends_a_file_received_after_it) {
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        struct h_session *a, *b;
+        int go;
+        tty0_pair_start_with(&a, &b, "--test-watch-console");
+        pid_t rx = in_flight_start("/dev/tty0", &go);
+
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
+        (void) usleep(300 * 1000); /* the pass after the lock is over */
+        ck_assert_int_eq(write(go, "g", 1), 1);
+        (void) usleep(1000 * 1000);
+        bool lives = kill(rx, 0) == 0;
+        (void) close(go);
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        h_wait_exit(rx, 0, NULL);
+        char *log = read_text(H_ROOT "/xdevicesd.log");
+        char who[64], left[80];
+        (void) snprintf(who, sizeof who, "pid %d (uid 1500) wrote \"/dev/tty0\", which it may",
+                        (int) rx);
+        (void) snprintf(left, sizeof left, "pid %d (\"test-follow\", uid 1500) still holds",
+                        (int) rx);
+        const char *tail = log && strlen(log) > 3000 ? log + strlen(log) - 3000 : log;
+        const char *first = log ? strstr(log, who) : NULL;
+        ck_assert_msg(first && strstr(log, left), "the receiver was not found:\n%s",
+                      tail ? tail : "");
+        ck_assert_msg(!strstr(first + 1, who), "said more than once:\n%s", tail);
+        ck_assert_msg(lives, "the receiver of a tty0 fd was ended:\n%s", tail);
+        free(log);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+/* A holder of alice's that no read of /proc shows: tty0 in a ring with
+ * neither fd nor mapping, written to every 200 ms. No sweep can find it.
+ * The daemon's watch on the nodes sees its writes after the switch to
+ * bob, looks at it and finds nothing, and kills it at its next write.
+ * Her process that writes /dev/null the same way and bob's that writes
+ * tty0 live: the one touches no shared node, the other holds it. */
+START_TEST(test_switch_ends_a_holder_no_read_of_proc_shows) {
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        struct h_hidden_arg tty0 = { "/dev/tty0", 20, 200 }, null = { "/dev/null", 20, 200 };
+        struct h_session *a, *b;
+        tty0_pair_start_with(&a, &b, "--test-watch-console");
+        pid_t h = h_holder_spawn(h_hide_a_ring, &tty0, H_UID_ALICE, false);
+        pid_t n = h_holder_spawn(h_hide_a_ring, &null, H_UID_ALICE, false);
+        ck_assert_msg(h > 0 && n > 0, "no io_uring with a registered ring fd here");
+        /* her writes while she holds tty0 are hers to make */
+        (void) usleep(600 * 1000);
+        ck_assert_int_eq(kill(h, 0), 0);
+
+        tty0_switch(h_vt + 1, H_UID_BOB, "bob");
+        pid_t bh = h_holder_spawn(h_hide_a_ring, &tty0, H_UID_BOB, false);
+        bool gone = h_wait_exit(h, 5000, NULL);
+        (void) usleep(600 * 1000);
+        bool n_lives = kill(n, 0) == 0, b_lives = bh > 0 && kill(bh, 0) == 0;
+        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        char *log = read_text(H_ROOT "/xdevicesd.log");
+        char pid_n[32], pid_b[32];
+        (void) snprintf(pid_n, sizeof pid_n, "pid %d ", (int) n);
+        (void) snprintf(pid_b, sizeof pid_b, "pid %d ", (int) bh);
+        ck_assert_msg(gone, "alice's hidden writer of tty0 survived the switch to bob:\n%s",
+                      log ? log : "");
+        ck_assert_msg(log && strstr(log, "holds no fd, ring or mapping of it") &&
+                              strstr(log, "again, holding nothing of it that /proc shows"),
+                      "log: %s", log ? log : "");
+        ck_assert_msg(n_lives && b_lives && !strstr(log, pid_n) && !strstr(log, pid_b),
+                      "her /dev/null writer (%s) or bob's tty0 writer (%s) was touched:\n%s",
+                      n_lives ? "lives" : "gone", b_lives ? "lives" : "gone", log);
+        free(log);
+        h_wait_exit(n, 0, NULL);
+        h_wait_exit(bh, 0, NULL);
+        ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
+        ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("follow");
         TCase *tc = h_tcase(s, "daemon", 120, fresh, teardown);
@@ -2220,6 +2374,8 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_switch_reads_a_process_over_the_budget_after_the_lock);
         tcase_add_test(tc, test_switch_leaves_a_crowd_of_idle_processes);
         tcase_add_test(tc, test_switch_ends_a_subuid_ring_with_no_fd);
+        tcase_add_test(tc, test_switch_ends_a_holder_no_read_of_proc_shows);
+        tcase_add_test(tc, test_switch_ends_a_file_received_after_it);
         tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
         tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);
         tcase_add_test(tc, test_switch_writes_each_acl_once_and_reads_none);

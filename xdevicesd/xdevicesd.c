@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
@@ -38,6 +39,7 @@
 #include "procfs.h"
 #include "proctab.h"
 #include "step.h"
+#include "watch.h"
 #include "devices.h"
 #include "logind.h"
 
@@ -84,6 +86,9 @@ enum { P_SIGNAL, P_ACTIVE, P_STATE, P_TIMER, P_PROCS, P_LEADERS };
 
 static bool log_stderr;
 static unsigned announce_after_ms = ANNOUNCE_AFTER_MS;
+/* --test-watch-console: the watch on the nodes takes /dev/tty0 too, the
+ * only node a host with no evdev can move data through (watch.h). */
+static bool watch_console;
 
 static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char *fmt, va_list ap) {
         char line[1024];
@@ -108,7 +113,7 @@ static XDEV_PRINTF(3, 0) void log_sink(void *userdata, int priority, const char 
 static void usage(FILE *out) {
         fprintf(out,
                 "Usage: xdevicesd [--conf=PATH] [--debug] [--stderr] [--test-grant-delay=MS[-MS]]\n"
-                "                 [--test-announce-after=MS]\n"
+                "                 [--test-announce-after=MS] [--test-watch-console]\n"
                 "       xdevicesd --version\n"
                 "\n"
                 "Gives the shared devices (DRM, input) to the user whose console session is on\n"
@@ -116,7 +121,8 @@ static void usage(FILE *out) {
                 "the foreground; SIGTERM stops it, SIGHUP reloads the configuration.\n"
                 "--test-grant-delay holds each new holder's grant back, --test-announce-after\n"
                 "sets how long a new holder stays in front before its input nodes are\n"
-                "announced (test knobs).\n"
+                "announced, --test-watch-console watches /dev/tty0 as it watches the input\n"
+                "nodes (test knobs).\n"
                 "\n"
                 "Exit status: 0 stopped, 1 failed, 2 usage, 3 not root, 5 already running,\n"
                 "6 a logind manages the seats (stood down).\n");
@@ -447,6 +453,100 @@ static void others_apart(struct xdev_ctx *ctx, const struct xdev_sweep_defer *de
                 (void) others_pass(ctx);
 }
 
+/* The watch on the input nodes and the console (doc/DESIGN.md §3.5.11)
+ * runs in a thread of its own: a look it takes at a process reads that
+ * process to its end under the state lock, which no step should wait for.
+ * The loop tells it the holder after each step and has it watch the nodes
+ * anew; a reload of the configuration waits until it is done acting. */
+static struct {
+        pthread_mutex_t lock; /* HAS, UID, NODES */
+        pthread_mutex_t busy; /* held while the watch acts, and by a reload */
+        int efd;              /* wakes the thread: -1, no watch */
+        bool has, nodes;
+        uid_t uid;
+        struct xdev_watch *w;
+} guard = { .lock = PTHREAD_MUTEX_INITIALIZER, .busy = PTHREAD_MUTEX_INITIALIZER, .efd = -1 };
+
+/* What the loop told the watch: the holder, and the nodes watched anew. */
+static void guard_heard(struct xdev_ctx *ctx) {
+        uint64_t v;
+        bool has, nodes;
+        uid_t uid;
+        int r;
+
+        (void) !read(guard.efd, &v, sizeof v);
+        (void) pthread_mutex_lock(&guard.lock);
+        has = guard.has;
+        uid = guard.uid;
+        nodes = guard.nodes;
+        guard.nodes = false;
+        (void) pthread_mutex_unlock(&guard.lock);
+        xdev_watch_holder(guard.w, has, uid);
+        if (!nodes)
+                return;
+        r = xdev_watch_nodes(guard.w, ctx);
+        if (r < 0)
+                xdev_log(&ctx->log, LOG_ERR, "cannot watch the input nodes: %s", strerror(-r));
+        else
+                xdev_debug(&ctx->log, "watching %d input and console node(s)", r);
+}
+
+static void *guard_thread(void *data) {
+        struct xdev_ctx *ctx = data;
+        struct pollfd p[2] = { { .fd = xdev_watch_fd(guard.w), .events = POLLIN },
+                               { .fd = guard.efd, .events = POLLIN } };
+
+        for (;;) {
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        xdev_log(&ctx->log, LOG_ERR, "the watch on the input nodes stops: %s",
+                                 strerror(errno));
+                        return NULL;
+                }
+                (void) pthread_mutex_lock(&guard.busy);
+                if (p[1].revents & POLLIN)
+                        guard_heard(ctx);
+                if (p[0].revents & POLLIN)
+                        xdev_watch_read(guard.w, ctx);
+                (void) pthread_mutex_unlock(&guard.busy);
+        }
+}
+
+static void guard_start(struct xdev_ctx *ctx) {
+        int r = xdev_watch_open(&guard.w, watch_console);
+
+        if (r == 0) {
+                guard.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+                r = guard.efd < 0 ? -errno : run_apart(guard_thread, ctx) ? 0 : -EAGAIN;
+        }
+        if (r == 0)
+                return;
+        xdev_log(&ctx->log, LOG_WARNING,
+                 "cannot watch the input nodes (fanotify: %s): a process that holds one where no "
+                 "read of /proc shows it is not found",
+                 strerror(-r));
+        if (guard.efd >= 0)
+                (void) close(guard.efd);
+        guard.efd = -1;
+        xdev_watch_free(guard.w);
+        guard.w = NULL;
+}
+
+/* After a step: the holder it left, the nodes watched anew. */
+static void guard_tell(bool has, uid_t uid) {
+        uint64_t one = 1;
+
+        if (guard.efd < 0)
+                return;
+        (void) pthread_mutex_lock(&guard.lock);
+        guard.has = has;
+        guard.uid = uid;
+        guard.nodes = true;
+        (void) pthread_mutex_unlock(&guard.lock);
+        (void) !write(guard.efd, &one, sizeof one);
+}
+
 /* The table of processes by uid that makes a switch's sweep read the
  * departing user's processes only (doc/DESIGN.md §3.5.3); without it (no
  * CAP_NET_ADMIN, a pid namespace of its own) every sweep walks /proc. */
@@ -728,6 +828,7 @@ static void daemon_stepped(struct daemon *d, double step) {
                 d->announce = true;
                 d->announced = false;
         }
+        guard_tell(res->has_holder, res->holder);
         d->enumerate = res->enumerate || (d->enumerate && !res->changed);
         d->n_pfds = leaders_watch(d->pfds, d->n_pfds, res, &stale);
         d->timeout = stale ? 0 : -1;
@@ -809,7 +910,9 @@ static void daemon_events(struct daemon *d, int n) {
                         }
                         xdev_log(&d->ctx->log, LOG_INFO, "reloading the configuration");
                         others_wait_idle();
+                        (void) pthread_mutex_lock(&guard.busy);
                         (void) xdev_ctx_load_config(d->ctx, d->conf, d->named, d->debug);
+                        (void) pthread_mutex_unlock(&guard.busy);
                 }
         }
 }
@@ -898,6 +1001,7 @@ static int run(struct xdev_ctx *ctx, const struct xdev_cli *cli, struct xdev_ste
         if (ret < 0 && daemon_open(&d) == 0) {
                 xdev_log(&ctx->log, LOG_INFO, "following the VT in front (pid %d)",
                          (int) d.self.pid);
+                guard_start(ctx);
                 ret = EXIT_FAILED;
                 if (daemon_loop(&d) == 0) {
                         /* A clean stop: the login-time rule resumes. */
@@ -964,6 +1068,7 @@ int main(int argc, char **argv) {
                 { "stderr", no_argument, NULL, 's' },
                 { "test-grant-delay", required_argument, NULL, 'D' },
                 { "test-announce-after", required_argument, NULL, 'A' },
+                { "test-watch-console", no_argument, NULL, 'W' },
                 {},
         };
         struct xdev_cli cli = { .prog = "xdevicesd", .usage = usage, .conf = XDEV_DEFAULT_CONF };
@@ -984,6 +1089,9 @@ int main(int argc, char **argv) {
                 case 'A':
                         if (parse_announce_after(optarg) < 0)
                                 return EXIT_USAGE;
+                        break;
+                case 'W':
+                        watch_console = true;
                         break;
                 default:
                         ret = xdev_cli_option(&cli, c, optarg);

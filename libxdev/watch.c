@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The watch on the shared input nodes (doc/DESIGN.md §3.5.11):
+ * fanotify's access and modify events, each naming the node by
+ * its file handle and the process by a pidfd. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "access.h"
+#include "devices.h"
+#include "linger.h"
+#include "logindefs.h"
+#include "node.h"
+#include "others.h"
+#include "procfs.h"
+#include "state.h"
+#include "watch.h"
+
+#define WATCH_NODES_MAX 256
+/* Processes looked at once, whose next access is their second. */
+#define WATCH_SUSPECTS_MAX 16
+#define WATCH_HANDLE_MAX 64
+/* Processes found free to touch the nodes, trusted again without a read
+ * of their status for this long, while the holder stays (ms). */
+#define WATCH_FREE_MAX 8
+#define WATCH_FREE_MS 1000
+/* A process left what it holds is looked at again this long after (ms). */
+#define WATCH_QUIET_MS 10000
+
+struct wnode {
+        int fd; /* O_PATH: the object of the mark */
+        dev_t dev;
+        ino_t ino;
+        enum xdev_class class;
+        char path[64];
+        fsid_t fsid;
+        int handle_type;
+        unsigned handle_bytes;
+        unsigned char handle[WATCH_HANDLE_MAX];
+        bool seen;
+};
+
+struct suspect {
+        pid_t pid;
+        int pidfd;
+        unsigned long batch; /* the read after which it was looked at */
+        double quiet_until;  /* CLOCK_MONOTONIC ms: what it holds was left
+                              * to it (not revocable; lingering = warn) */
+};
+
+/* A process found free to touch the nodes, by its pidfd. */
+struct freed {
+        pid_t pid;
+        int pidfd;
+        double until; /* CLOCK_MONOTONIC ms */
+};
+
+struct xdev_watch {
+        int fd, procfd;
+        bool console;
+        struct freed freed[WATCH_FREE_MAX];
+        size_t n_freed;
+        struct wnode nodes[WATCH_NODES_MAX];
+        size_t n;
+        bool has_holder;
+        uid_t holder;
+        uid_t system_uid_max;
+        unsigned long batch; /* reads of the queue so far */
+        struct suspect suspects[WATCH_SUSPECTS_MAX];
+        size_t n_suspects;
+        struct xdev_watch_counts counts;
+};
+
+int xdev_watch_open(struct xdev_watch **ret, bool console) {
+        struct xdev_watch *w = calloc(1, sizeof *w);
+
+        if (!w)
+                return -ENOMEM;
+        w->console = console;
+        w->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        w->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_REPORT_PIDFD | FAN_CLOEXEC |
+                                      FAN_NONBLOCK,
+                              O_RDONLY | O_CLOEXEC);
+        if (w->fd < 0 || w->procfd < 0) {
+                int r = -errno;
+                xdev_watch_free(w);
+                return r;
+        }
+        w->system_uid_max = XDEV_SYSTEM_UID_LIMIT;
+        *ret = w;
+        return 0;
+}
+
+void xdev_watch_free(struct xdev_watch *w) {
+        if (!w)
+                return;
+        for (size_t i = 0; i < w->n; i++)
+                (void) close(w->nodes[i].fd);
+        for (size_t i = 0; i < w->n_suspects; i++)
+                (void) close(w->suspects[i].pidfd);
+        for (size_t i = 0; i < w->n_freed; i++)
+                (void) close(w->freed[i].pidfd);
+        if (w->fd >= 0)
+                (void) close(w->fd);
+        if (w->procfd >= 0)
+                (void) close(w->procfd);
+        free(w);
+}
+
+int xdev_watch_fd(const struct xdev_watch *w) {
+        return w->fd;
+}
+
+struct xdev_watch_counts xdev_watch_counts(const struct xdev_watch *w) {
+        return w->counts;
+}
+
+void xdev_watch_holder(struct xdev_watch *w, bool has, uid_t uid) {
+        if (has != w->has_holder || uid != w->holder) {
+                /* who is free changed: each is read again */
+                for (size_t i = 0; i < w->n_freed; i++)
+                        (void) close(w->freed[i].pidfd);
+                w->n_freed = 0;
+        }
+        w->has_holder = has;
+        w->holder = uid;
+}
+
+/* Marks (or, with REMOVE, unmarks) the node open as FD (O_PATH: named by
+ * its /proc/self/fd link, which is that very node). */
+static int node_mark(int fan, int fd, bool remove) {
+        char p[32];
+
+        (void) snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+        return fanotify_mark(fan, remove ? FAN_MARK_REMOVE : FAN_MARK_ADD, FAN_ACCESS | FAN_MODIFY,
+                             AT_FDCWD, p) < 0
+                ? -errno
+                : 0;
+}
+
+/* What names the node open as FD in an event: its file system and handle. */
+static int node_identity(int fd, struct wnode *n) {
+        union {
+                struct file_handle fh;
+                unsigned char raw[sizeof(struct file_handle) + WATCH_HANDLE_MAX];
+        } h;
+        struct statfs sfs;
+        int mount_id;
+
+        h.fh.handle_bytes = WATCH_HANDLE_MAX;
+        if (name_to_handle_at(fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) < 0 || fstatfs(fd, &sfs) < 0)
+                return -errno;
+        n->fsid = sfs.f_fsid;
+        n->handle_type = h.fh.handle_type;
+        n->handle_bytes = h.fh.handle_bytes;
+        memcpy(n->handle, h.fh.f_handle, h.fh.handle_bytes);
+        return 0;
+}
+
+/* Adds the node PATH of CLASS, or finds it watched already. */
+static int watch_one(struct xdev_watch *w, const char *path, enum xdev_class class) {
+        struct wnode n = { .fd = -1, .class = class };
+        struct stat st;
+        int r = xdev_node_open(NULL, path, class, &n.fd, &st);
+
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < w->n; i++)
+                if (w->nodes[i].dev == st.st_dev && w->nodes[i].ino == st.st_ino) {
+                        w->nodes[i].seen = true;
+                        (void) close(n.fd);
+                        return 0;
+                }
+        n.dev = st.st_dev;
+        n.ino = st.st_ino;
+        n.seen = true;
+        (void) snprintf(n.path, sizeof n.path, "%s", path);
+        if (w->n == WATCH_NODES_MAX)
+                r = -ENOSPC;
+        else if ((r = node_identity(n.fd, &n)) == 0)
+                r = node_mark(w->fd, n.fd, false);
+        if (r < 0) {
+                (void) close(n.fd);
+                return r;
+        }
+        w->nodes[w->n++] = n;
+        return 0;
+}
+
+int xdev_watch_nodes(struct xdev_watch *w, struct xdev_ctx *ctx) {
+        struct xdev_device_list list = { 0 };
+        int r = xdev_devices_enumerate(&ctx->config, &list, &ctx->log);
+        size_t k = 0;
+
+        if (r < 0)
+                return r;
+        w->system_uid_max =
+                xdev_linger_system_uid_max(&ctx->config, &ctx->log, ctx->logindefs_memo);
+        for (size_t i = 0; i < w->n; i++)
+                w->nodes[i].seen = false;
+        for (size_t i = 0; i < list.n; i++) {
+                const struct xdev_device *d = &list.items[i];
+                if (d->class != XDEV_CLASS_INPUT && !(w->console && d->class == XDEV_CLASS_CONSOLE))
+                        continue;
+                r = watch_one(w, d->path, d->class);
+                if (r < 0 && r != -ENOENT)
+                        xdev_log(&ctx->log, LOG_WARNING, "cannot watch \"%s\": %s", d->path,
+                                 strerror(-r));
+        }
+        xdev_device_list_free(&list);
+        for (size_t i = 0; i < w->n; i++) {
+                if (!w->nodes[i].seen) {
+                        (void) node_mark(w->fd, w->nodes[i].fd, true);
+                        (void) close(w->nodes[i].fd);
+                        continue;
+                }
+                w->nodes[k++] = w->nodes[i];
+        }
+        w->n = k;
+        return (int) k;
+}
+
+/* The watched node an event names, or NULL. */
+static const struct wnode *node_of(const struct xdev_watch *w,
+                                   const struct fanotify_event_info_fid *fid) {
+        const struct file_handle *fh = (const void *) fid->handle;
+
+        for (size_t i = 0; i < w->n; i++) {
+                const struct wnode *n = &w->nodes[i];
+                if (memcmp(&n->fsid, &fid->fsid, sizeof n->fsid) == 0 &&
+                    n->handle_type == fh->handle_type && n->handle_bytes == fh->handle_bytes &&
+                    memcmp(n->handle, fh->f_handle, n->handle_bytes) == 0)
+                        return n;
+        }
+        return NULL;
+}
+
+static bool pidfd_alive(int pidfd) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        return poll(&p, 1, 0) == 0;
+}
+
+/* Whether PID was found free to touch the nodes a moment ago, and is the
+ * same process still (its pidfd has not ended: the pid is not reused). */
+static bool freed_has(struct xdev_watch *w, pid_t pid) {
+        double now = xdev_now_ms();
+
+        for (size_t i = 0; i < w->n_freed; i++) {
+                struct freed *f = &w->freed[i];
+                if (f->pid != pid)
+                        continue;
+                if (now < f->until && pidfd_alive(f->pidfd))
+                        return true;
+                (void) close(f->pidfd);
+                *f = w->freed[--w->n_freed];
+                return false;
+        }
+        return false;
+}
+
+static void freed_add(struct xdev_watch *w, pid_t pid, int pidfd) {
+        int fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
+
+        if (fd < 0)
+                return;
+        if (w->n_freed == WATCH_FREE_MAX) {
+                (void) close(w->freed[0].pidfd);
+                memmove(&w->freed[0], &w->freed[1], (WATCH_FREE_MAX - 1) * sizeof w->freed[0]);
+                w->n_freed--;
+        }
+        w->freed[w->n_freed++] = (struct freed) { pid, fd, xdev_now_ms() + WATCH_FREE_MS };
+}
+
+static bool uid_is_a_system(uid_t u, uid_t max) {
+        return u <= max || u == XDEV_NOBODY_UID;
+}
+
+/* Whether a process of the uids ST (real, effective, saved, fs) touches
+ * the nodes freely: root's (real, effective and saved uid 0), a system
+ * account's, the holder's (any of its uids). */
+static bool uids_may(const struct xdev_watch *w, const struct xdev_proc_status *st) {
+        const uid_t *u = st->uid;
+
+        if (u[0] == 0 && u[1] == 0 && u[2] == 0)
+                return true;
+        if (uid_is_a_system(u[0], w->system_uid_max) && uid_is_a_system(u[1], w->system_uid_max) &&
+            uid_is_a_system(u[2], w->system_uid_max))
+                return true;
+        for (size_t i = 0; i < 4 && w->has_holder; i++)
+                if (u[i] == w->holder)
+                        return true;
+        return false;
+}
+
+/* Whether PID could open N for what it did (WROTE: write, else read) with
+ * its own rights, as the node is now: an input group's member's daemon. */
+static bool own_right(const struct xdev_watch *w, const struct wnode *n, pid_t pid, bool wrote) {
+        struct xdev_creds c;
+        struct stat st;
+
+        if (xdev_proc_creds_read(w->procfd, pid, &c) < 0 || fstat(n->fd, &st) < 0)
+                return false;
+        return xdev_creds_may_fd(&c, n->fd, &st, wrote ? XDEV_MAY_WRITE : XDEV_MAY_READ);
+}
+
+static struct suspect *suspect_of(struct xdev_watch *w, pid_t pid) {
+        for (size_t i = 0; i < w->n_suspects; i++)
+                if (w->suspects[i].pid == pid && pidfd_alive(w->suspects[i].pidfd))
+                        return &w->suspects[i];
+        return NULL;
+}
+
+static void suspect_drop(struct xdev_watch *w, struct suspect *s) {
+        (void) close(s->pidfd);
+        *s = w->suspects[--w->n_suspects];
+}
+
+/* Keeps PID (PIDFD, duplicated) as looked at now; the oldest goes when
+ * the table is full. */
+static void suspect_add(struct xdev_watch *w, pid_t pid, int pidfd) {
+        struct suspect *s = suspect_of(w, pid);
+        int fd;
+
+        if (s) {
+                s->batch = w->batch;
+                s->quiet_until = 0;
+                return;
+        }
+        fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return;
+        for (size_t i = 0; i < w->n_suspects;)
+                if (!pidfd_alive(w->suspects[i].pidfd))
+                        suspect_drop(w, &w->suspects[i]);
+                else
+                        i++;
+        if (w->n_suspects == WATCH_SUSPECTS_MAX) {
+                (void) close(w->suspects[0].pidfd);
+                memmove(&w->suspects[0], &w->suspects[1],
+                        (WATCH_SUSPECTS_MAX - 1) * sizeof w->suspects[0]);
+                w->n_suspects--;
+        }
+        w->suspects[w->n_suspects++] = (struct suspect) { pid, fd, w->batch, 0 };
+}
+
+/* The holder as the state has it, kept for the next events. */
+static int state_holder(struct xdev_watch *w, struct xdev_ctx *ctx) {
+        struct xdev_store store = { -1, -1 };
+        struct xdev_state state = { 0 };
+        unsigned line;
+        int r = xdev_store_open(&store, ctx->statedir);
+
+        if (r >= 0)
+                r = xdev_store_load(&store, &state, &line);
+        if (r >= 0)
+                xdev_watch_holder(w, state.has_holder, state.holder);
+        xdev_state_free(&state);
+        xdev_store_close(&store);
+        return r < 0 ? r : 0;
+}
+
+/* Reads and drops what the queue holds: what a look just cut off may
+ * have read before it, and was reported after. */
+static void queue_drain(struct xdev_watch *w);
+
+/* PID, which may not touch N, read it (or, WROTE, wrote it): looked at
+ * as the pass after the lock looks, and what it holds cut off; killed at
+ * its next access when the look finds nothing. */
+static void strike(struct xdev_watch *w, struct xdev_ctx *ctx, const struct wnode *n, pid_t pid,
+                   int pidfd, bool wrote) {
+        struct suspect *s = suspect_of(w, pid);
+        bool second = s && s->batch < w->batch;
+        struct xdev_proc_status st;
+        struct xdev_sweep_counts c;
+        const char *did = wrote ? "wrote" : "read";
+        int r;
+
+        if (s && (!second || xdev_now_ms() < s->quiet_until))
+                return; /* reported before the look ended, or left to it */
+        if (state_holder(w, ctx) < 0 || xdev_proc_status_read(w->procfd, pid, &st) < 0 ||
+            !pidfd_alive(pidfd) || uids_may(w, &st))
+                return;
+        w->counts.checked++;
+        r = xdev_others_cut_off(ctx, pid, &c);
+        if (r < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot look at pid %d, which %s \"%s\": %s",
+                         (int) pid, did, n->path, strerror(-r));
+        } else if (c.holders > 0) {
+                w->counts.cut++;
+                if (s)
+                        xdev_debug(&ctx->log,
+                                   "pid %d %s \"%s\" once more: %u fd(s) revoked, %u terminated",
+                                   (int) pid, did, n->path, c.revoked, c.terminated);
+                else
+                        xdev_log(
+                                &ctx->log, LOG_NOTICE,
+                                "pid %d (uid %u) %s \"%s\", which it may not touch: %u fd(s) revoked, %u terminated",
+                                (int) pid, (unsigned) st.uid[0], did, n->path, c.revoked,
+                                c.terminated);
+        } else if (!second) {
+                xdev_log(
+                        &ctx->log, LOG_NOTICE,
+                        "pid %d (uid %u) %s \"%s\", which it may not touch, and holds no fd, ring or mapping of it that /proc shows; it is killed if it does again",
+                        (int) pid, (unsigned) st.uid[0], did, n->path);
+        } else if (syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0) == 0) {
+                w->counts.killed++;
+                xdev_log(
+                        &ctx->log, LOG_WARNING,
+                        "pid %d (uid %u) %s \"%s\" again, holding nothing of it that /proc shows (a ring with neither fd nor mapping, a file received in flight): killed",
+                        (int) pid, (unsigned) st.uid[0], did, n->path);
+                suspect_drop(w, s);
+                queue_drain(w);
+                return;
+        }
+        queue_drain(w);
+        suspect_add(w, pid, pidfd);
+        /* what it holds was left to it, as the pass leaves it: looked at
+         * again only once in WATCH_QUIET_MS, not at each access */
+        s = suspect_of(w, pid);
+        if (s && r >= 0 && c.holders > 0 && c.revoked == 0 && c.terminated == 0)
+                s->quiet_until = xdev_now_ms() + WATCH_QUIET_MS;
+}
+
+/* The node and the pidfd an event carries (*RET_FID NULL, *RET_PIDFD
+ * -1 when it has none). */
+static void event_parse(const struct fanotify_event_metadata *m,
+                        const struct fanotify_event_info_fid **ret_fid, int *ret_pidfd) {
+        const unsigned char *info = (const unsigned char *) m + m->metadata_len;
+        const unsigned char *end = (const unsigned char *) m + m->event_len;
+
+        *ret_fid = NULL;
+        *ret_pidfd = -1;
+        while (end - info >= (ptrdiff_t) sizeof(struct fanotify_event_info_header)) {
+                const struct fanotify_event_info_header *h = (const void *) info;
+                if ((size_t) h->len < sizeof *h || (ptrdiff_t) h->len > end - info)
+                        break;
+                if (h->info_type == FAN_EVENT_INFO_TYPE_FID &&
+                    (size_t) h->len >= sizeof **ret_fid + sizeof(struct file_handle))
+                        *ret_fid = (const void *) h;
+                else if (h->info_type == FAN_EVENT_INFO_TYPE_PIDFD &&
+                         (size_t) h->len >= sizeof(struct fanotify_event_info_pidfd))
+                        *ret_pidfd = ((const struct fanotify_event_info_pidfd *) h)->pidfd;
+                info += h->len;
+        }
+}
+
+/* One access: by the process PID (PIDFD), of the node FID names. */
+static void event_one(struct xdev_watch *w, struct xdev_ctx *ctx,
+                      const struct fanotify_event_metadata *m,
+                      const struct fanotify_event_info_fid *fid, int pidfd) {
+        bool wrote = (m->mask & FAN_MODIFY) != 0;
+        const struct wnode *n = fid ? node_of(w, fid) : NULL;
+        struct xdev_proc_status st;
+
+        if (!n || pidfd < 0 || m->pid <= 0 || freed_has(w, m->pid) ||
+            xdev_proc_status_read(w->procfd, m->pid, &st) < 0 || !pidfd_alive(pidfd))
+                return;
+        if (uids_may(w, &st))
+                freed_add(w, m->pid, pidfd);
+        else if (!own_right(w, n, m->pid, wrote))
+                strike(w, ctx, n, m->pid, pidfd, wrote);
+}
+
+/* One read of the queue into BUF: the events acted on, with CTX, else
+ * dropped; each pidfd closed. Returns the bytes read, 0 when the queue is
+ * empty. */
+static ssize_t queue_read(struct xdev_watch *w, struct xdev_ctx *ctx, char *buf, size_t size) {
+        ssize_t len = read(w->fd, buf, size);
+
+        if (len <= 0)
+                return 0;
+        w->batch++;
+        for (const struct fanotify_event_metadata *m = (const void *) buf; FAN_EVENT_OK(m, len);
+             m = FAN_EVENT_NEXT(m, len)) {
+                const struct fanotify_event_info_fid *fid;
+                int pidfd;
+
+                if (m->vers != FANOTIFY_METADATA_VERSION)
+                        break;
+                if (m->mask & FAN_Q_OVERFLOW) {
+                        w->counts.lost++;
+                        continue;
+                }
+                event_parse(m, &fid, &pidfd);
+                w->counts.events++;
+                if (ctx)
+                        event_one(w, ctx, m, fid, pidfd);
+                if (pidfd >= 0)
+                        (void) close(pidfd);
+        }
+        return len;
+}
+
+static void queue_drain(struct xdev_watch *w) {
+        char buf[4096] __attribute__((aligned(8)));
+
+        while (queue_read(w, NULL, buf, sizeof buf) > 0) {
+        }
+}
+
+void xdev_watch_read(struct xdev_watch *w, struct xdev_ctx *ctx) {
+        char buf[8192] __attribute__((aligned(8)));
+        unsigned lost = w->counts.lost;
+
+        while (queue_read(w, ctx, buf, sizeof buf) > 0) {
+        }
+        if (w->counts.lost != lost)
+                xdev_log(&ctx->log, LOG_WARNING,
+                         "the watch on the input nodes lost events (its queue overflowed)");
+}
