@@ -882,14 +882,29 @@ static int lock_holder_setup(void *data) {
 /* KIND 0: a process of the user holding tty0, with LOCK_THREADS threads
  * each with a table of its own of LOCK_FDS files. KIND 1: one that holds
  * tty0 as an io_uring registered file (which nothing revokes) and ignores
- * SIGTERM. Returns its pid once it is set up (0: it could not be). */
+ * SIGTERM. KIND 2: LOCK_CROWD processes of the user holding nothing (a
+ * build's), more than the sweep's list of processes left to the pass
+ * after the lock holds. Returns its pid (the crowd's first) once it is set
+ * up (0: it could not be). */
+#define LOCK_CROWD 900
+static pid_t lock_crowd[LOCK_CROWD];
+static bool lock_crowd_up;
 static pid_t lock_holder_start(int kind, uid_t uid) {
+        if (kind == 2) {
+                lock_crowd_up = h_crowd_start(uid, LOCK_CROWD, lock_crowd) == 0;
+                return lock_crowd_up ? lock_crowd[0] : 0;
+        }
         pid_t pid = h_holder_spawn(lock_holder_setup, &kind, uid, kind == 1);
 
         return pid < 0 ? 0 : pid;
 }
 
 static void lock_holder_stop(pid_t pid) {
+        if (lock_crowd_up && pid == lock_crowd[0]) {
+                (void) h_crowd_stop(lock_crowd, LOCK_CROWD);
+                lock_crowd_up = false;
+                return;
+        }
         if (pid <= 0)
                 return;
         (void) kill(pid, SIGKILL);
@@ -1001,6 +1016,7 @@ static void print_locks(void) {
                 "a process with " STR(LOCK_THREADS) " threads x " STR(
                         LOCK_FDS) " fds, each thread with its own table (and tty0)",
                 "a process holding tty0 in an io_uring (no revoke), ignoring SIGTERM",
+                STR(LOCK_CROWD) " idle processes (a build's), none holding",
         };
         printf("\n### State lock held at a switch and a logout\n\n"
                "The departing user (alice, lingering = kill, linger_grace = %d ms) has one "
@@ -1011,7 +1027,7 @@ static void print_locks(void) {
                "budget: %u per process.\n\n",
                LOCK_GRACE_MS, (unsigned) XDEV_SWEEP_SCAN_BUDGET);
         printf("| departing user has | switch: lock held | logout: lock held |\n|---|---|---|\n");
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
                 struct lock_figures f;
                 fprintf(stderr, "xdbench: state lock, %s ...\n", kinds[k]);
                 measure_lock(k, &f);

@@ -62,6 +62,7 @@ int xdev_follow_update(struct xdev_ctx *ctx, const struct xdev_follow_self *self
                 ret->waits = NULL;
                 ret->defer.n = 0;
                 ret->defer.has_departed = false;
+                ret->defer.all = false;
         }
         r = xdev_txn_begin(ctx, &t);
         if (r < 0)

@@ -112,7 +112,7 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
                 look.has_ns_owner = true;
                 look.ns_owner = defer->departed;
         }
-        if (defer && defer->n > 0) {
+        if (defer && defer->n > 0 && !defer->all) {
                 /* a switch's or a logout's processes over the scan budget:
                  * each read to the end, then cut off at once if it holds,
                  * the least read under the lock first, so that a big
@@ -135,6 +135,13 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
                                                         .procs = &src };
                         r = others_look_then_act(ctx, &mine, defer->ended, ret);
                 }
+        }
+        if (r >= 0 && defer && defer->all) {
+                /* more than the list held: every process of the uid, each
+                 * read to the end (a walk of /proc: this is after the
+                 * lock), those of the list among them */
+                struct xdev_sweep_opts mine = { .has_only = true, .only_uid = defer->uid };
+                r = others_look_then_act(ctx, &mine, defer->ended, ret);
         }
         if (r >= 0)
                 r = others_look_then_act(ctx, &look, false, ret);

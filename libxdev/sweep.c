@@ -192,14 +192,14 @@ static ssize_t target_match(const struct xdev_sweep *s, const struct stat *st) {
         return -1;
 }
 
-/* A sweep whose caller reads what it leaves after the lock, while it has
- * room for more. Not kill-user's at a logout, which ends every process of
- * the user unread. */
+/* A sweep whose caller reads what it leaves after the lock (past the
+ * list's room, every process of the uid). Not kill-user's at a logout,
+ * which ends every process of the user unread. */
 static bool sweep_defers(const struct xdev_sweep *s) {
         const struct xdev_sweep_opts *o = s->opts;
         return o->defer && o->has_only && !o->report_only &&
                 !(o->policy == XDEV_LINGER_KILL_USER && !o->in_session) &&
-                o->defer->n < XDEV_SWEEP_DEFER_MAX;
+                (o->defer->n == 0 || o->defer->uid == o->only_uid);
 }
 
 /* How much of one process the sweep reads: the scan budget, and, where
@@ -684,12 +684,41 @@ static bool proc_defer(struct xdev_sweep *s, const struct proc *p) {
         for (size_t i = 0; i < d->n; i++)
                 if (d->pids[i] == p->pid)
                         return true;
-        if (!sweep_defers(s) || (d->n > 0 && d->uid != s->opts->only_uid))
+        if (!sweep_defers(s))
                 return false;
         d->uid = s->opts->only_uid;
         d->ended = !s->opts->in_session;
+        if (d->n == XDEV_SWEEP_DEFER_MAX) {
+                /* the list is full: the rest of the uid's processes are
+                 * all read after the lock, and the lock stays bounded */
+                if (!d->all)
+                        xdev_log(
+                                s->log, LOG_INFO,
+                                "more than %d processes of uid %u over the scan budget: every process of it is read to the end after the lock",
+                                XDEV_SWEEP_DEFER_MAX, (unsigned) d->uid);
+                d->all = true;
+                return true;
+        }
         d->cost[d->n] = p->cost;
         d->pids[d->n++] = p->pid;
+        return true;
+}
+
+/* Once the sweep's own budget under the lock is spent (or its list is
+ * full), P is not read at all under it: left to the pass after the lock,
+ * which reads it to the end. What it holds is cut off there, the pass's
+ * time later (doc/DESIGN.md §3.5.5). */
+static bool proc_defer_unread(struct xdev_sweep *s, struct proc *p) {
+        const struct xdev_sweep_defer *d = s->opts->defer;
+
+        if (!sweep_defers(s) || (!d->all && s->spent < XDEV_SWEEP_LOCKED_BUDGET))
+                return false;
+        p->cost = 0;
+        if (proc_defer(s, p) && !d->all)
+                xdev_log(
+                        s->log, LOG_INFO,
+                        "pid %d (uid %u) not read under the lock (the sweep's budget there is spent); read to the end after the lock",
+                        (int) p->pid, (unsigned) p->ruid);
         return true;
 }
 
@@ -777,10 +806,11 @@ static const char *proc_unreachable(struct xdev_sweep *s, const struct proc *p,
         }
         proc_ring_gap(s, p, policy, ret_node, &why);
         if (p->over_budget && proc_defer(s, p)) {
-                xdev_log(
-                        s->log, LOG_INFO,
-                        "pid %d (\"%s\", uid %u) not read to the end under the lock (%u entries read); read to the end after the lock",
-                        (int) p->pid, p->comm, (unsigned) p->ruid, p->cost);
+                if (!s->opts->defer->all)
+                        xdev_log(
+                                s->log, LOG_INFO,
+                                "pid %d (\"%s\", uid %u) not read to the end under the lock (%u entries read); read to the end after the lock",
+                                (int) p->pid, p->comm, (unsigned) p->ruid, p->cost);
         } else if (p->over_budget) {
                 const char *node = p->n_fds > 0 ? s->targets[p->tgt[0]].path : "any shared node";
                 if (policy == XDEV_LINGER_WARN)
@@ -1194,6 +1224,8 @@ static int sweep_holder(struct xdev_sweep *s, int procfd, struct proc *p) {
         bool over;
         int pidfd, r;
 
+        if (proc_defer_unread(s, p))
+                return 0;
         r = proc_scan_fds(s, procfd, p);
         s->spent += p->cost;
         if (r < 0 || !proc_holds(p))

@@ -80,8 +80,9 @@ struct xdev_procsrc {
 /* Processes of a sweep (a VT switch's, a logout's) that went over the scan
  * budget under the lock: what was seen of them is cut off, and instead of
  * being killed they are read to the end after the lock (xdev_sweep_others),
- * and cut off or killed only if they hold a node. Past XDEV_SWEEP_DEFER_MAX,
- * or without a caller that reads them, they are killed. */
+ * and cut off or killed only if they hold a node. Past XDEV_SWEEP_DEFER_MAX
+ * the list says ALL instead: every process of UID is read after the lock.
+ * Without a caller that reads them, they are killed. */
 #define XDEV_SWEEP_DEFER_MAX 256
 /* With such a caller, a sweep reads at most this many entries
  * (fd table entries, threads, io_uring files) under the lock in all; the
@@ -97,6 +98,8 @@ struct xdev_sweep_defer {
         uid_t uid;  /* the sweep's ONLY_UID */
         bool ended; /* UID had no session left (a logout): a holder found is
                      * ended as at a logout, without a grace period */
+        bool all;   /* more went over than the list holds: every process of
+                     * UID is read to the end after the lock */
         size_t n;
         pid_t pids[XDEV_SWEEP_DEFER_MAX];
         unsigned cost[XDEV_SWEEP_DEFER_MAX]; /* entries read under the lock */
@@ -104,7 +107,7 @@ struct xdev_sweep_defer {
 
 /* Whether D carries anything for the pass after the lock. */
 static inline bool xdev_sweep_defer_any(const struct xdev_sweep_defer *d) {
-        return d->n > 0 || d->has_departed;
+        return d->n > 0 || d->all || d->has_departed;
 }
 
 struct xdev_sweep_opts {

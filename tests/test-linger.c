@@ -1195,7 +1195,8 @@ END_TEST
 
 /* A logout of a user with many processes that hold nothing (a build left
  * running under nohup, a browser's) kills none of them, however many the
- * sweep leaves to the pass after the lock. */
+ * sweep leaves to the pass after the lock (past 256, all of hers, read
+ * there). */
 START_TEST(test_logout_leaves_a_crowd_of_idle_processes) {
         enum { N = 900 };
         static pid_t crowd[N];
@@ -1211,6 +1212,8 @@ START_TEST(test_logout_leaves_a_crowd_of_idle_processes) {
         ck_assert_msg(alive == N,
                       "%zu of alice's %d idle processes were killed at her logout:\n%.3000s",
                       (size_t) N - alive, (int) N, log);
+        ck_assert_msg(strstr(log, "every process of it is read to the end after the lock"),
+                      "the sweep did not leave the rest to the pass:\n%.3000s", log);
         free(log);
 }
 END_TEST

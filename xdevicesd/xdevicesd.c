@@ -392,6 +392,7 @@ static void *others_pass(void *data) {
                 (void) pthread_mutex_lock(&others.lock);
                 defer.n = 0;
                 defer.has_departed = false;
+                defer.all = false;
                 if (others.n_defer > 0) {
                         defer = others.defer[0];
                         memmove(&others.defer[0], &others.defer[1],
