@@ -1140,6 +1140,20 @@ size_t h_crowd_stop(const pid_t *pids, size_t n) {
                 }
         (void) kill(-pids[0], SIGKILL);
         (void) waitpid(pids[0], NULL, 0);
+        /* until every one is gone: reparented to a subreaper (this
+         * process, or one above it) they would stay zombies of UID, and
+         * fill the next sweep's candidates */
+        for (int ms = 0; ms < 3000; ms += 10) {
+                size_t left = 0;
+                for (size_t i = 1; i < n; i++) {
+                        (void) waitpid(pids[i], NULL, WNOHANG);
+                        if (kill(pids[i], 0) == 0)
+                                left++;
+                }
+                if (left == 0)
+                        break;
+                (void) usleep(10 * 1000);
+        }
         return alive;
 }
 
