@@ -25,6 +25,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -40,6 +41,7 @@
 #include "others.h"
 #include "procfs.h"
 #include "harness.h"
+#include "inflight.h"
 #include "sweep.h"
 #include "proctab.h"
 #include "step.h"
@@ -1247,6 +1249,46 @@ static uint64_t thread_cpu_ns(void) {
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+#define PEEK_RUNS 21
+
+/* The look into a socket's queue that the pass after the lock makes for
+ * a socket whose queue holds files (doc/DESIGN.md §3.5.12): its process
+ * forked, the queue walked, the answer read, the process reaped. A queue
+ * of 1 message and one of 200 (a datagram socket, each carrying a file of
+ * /dev/null, one of them the node looked for). */
+static void measure_inflight(void) {
+        struct stat st;
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+        if (null < 0 || fstat(null, &st) < 0)
+                die("inflight: /dev/null");
+        struct xdev_inflight_node node = { st.st_rdev, XDEV_INFLIGHT_OTHER };
+        for (int msgs = 1; msgs <= 200; msgs += 199) {
+                uint64_t ns[PEEK_RUNS];
+                struct xdev_inflight f = { 0 };
+                int sp[2];
+                if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) < 0)
+                        die("inflight socketpair");
+                for (int i = 0; i < msgs; i++)
+                        if (h_send_file(sp[0], "m", 1, null) != 1)
+                                die("inflight send");
+                for (int i = 0; i < PEEK_RUNS; i++) {
+                        uint64_t t0 = now_ns();
+                        if (xdev_inflight_peek(sp[1], &node, 1, false, 5000, &f) < 0 || f.unknown ||
+                            f.n != 1 || f.messages != (unsigned) msgs)
+                                die("inflight peek");
+                        ns[i] = now_ns() - t0;
+                }
+                struct stats st_ = stats_of(ns, PEEK_RUNS);
+                printf("inflight-peek messages=%d median_ms=%.2f max_ms=%.2f (a look into a "
+                       "socket's queue: its process forked, the queue walked, reaped)\n",
+                       msgs, st_.med, st_.max);
+                (void) close(sp[0]);
+                (void) close(sp[1]);
+        }
+        (void) close(null);
+}
+
 /* The watch on the nodes (xdevicesd's, doc/DESIGN.md §3.5.11) against a
  * holder's process that writes /dev/tty0 as fast as it can (the host has
  * no evdev: tty0 is watched as the daemon's test knob watches it), more
@@ -1286,15 +1328,17 @@ static void measure_watch(void) {
         pid = watch_writer(p[1]);
         if (wait_child(pid) != 0 || read(p[0], &plain, sizeof plain) != sizeof plain)
                 die("watch writer");
-        xdev_watch_read(w, &ctx);
+        struct pollfd pfd = { .fd = xdev_watch_fd(w), .events = POLLIN };
+        while (poll(&pfd, 1, 0) > 0) /* each call reads a bounded share */
+                xdev_watch_read(w, &ctx);
         struct xdev_watch_counts c0 = xdev_watch_counts(w);
         cpu = thread_cpu_ns();
         pid = watch_writer(p[1]);
-        struct pollfd pfd = { .fd = xdev_watch_fd(w), .events = POLLIN };
         while (waitpid(pid, &r, WNOHANG) == 0)
                 if (poll(&pfd, 1, 10) > 0)
                         xdev_watch_read(w, &ctx);
-        xdev_watch_read(w, &ctx);
+        while (poll(&pfd, 1, 0) > 0)
+                xdev_watch_read(w, &ctx);
         cpu = thread_cpu_ns() - cpu;
         if (!WIFEXITED(r) || WEXITSTATUS(r) != 0 ||
             read(p[0], &watched, sizeof watched) != sizeof watched)
@@ -1327,6 +1371,7 @@ static void measure_switch_steps(void) {
 
         measure_maps_reads();
         measure_watch();
+        measure_inflight();
         if (!res || !idle || xdev_proc_stat(self.pid, &pst) < 0)
                 die("switch-step setup");
         self.start = pst.start;

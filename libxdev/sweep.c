@@ -39,6 +39,7 @@
 #include "access.h"
 #include "drmdev.h"
 #include "evdev.h"
+#include "inflight.h"
 #include "procfs.h"
 #include "sweep.h"
 #include "uring.h"
@@ -47,6 +48,14 @@
 #define PASSES_MAX 3
 #define KILL_WAIT_MS 1000
 #define KTHREADD_PID 2
+/* Unix sockets of one process whose queues hold files, looked into by
+ * the pass after the lock (§3.5.12); past it, the rest is unknown. */
+#define SOCKS_PER_PROC_MAX 8
+/* Sockets whose fdinfo count a pass remembers (a direct-mapped table by
+ * inode; a power of two). */
+#define SOCK_MEMO 256
+/* How long a peek at one queue may take (ms). */
+#define INFLIGHT_PEEK_MS 250
 #define URING_TRIES 3               /* reads of a ring's fdinfo whose lock is held */
 #define URING_RETRY_NS 200000       /* between two */
 #define PF_KTHREAD_FLAG 0x00200000u /* PF_KTHREAD, include/linux/sched.h */
@@ -110,6 +119,20 @@ struct proc {
                          * scan again after the pin waits MAPS_WAIT_LAST_MS */
         enum ring_gap ring_gap;
         uint64_t ring_gap_ino;
+        /* Its unix sockets whose queues hold files (the pass after the
+         * lock's, sock_note), each to be looked into once P is pinned;
+         * more than SOCKS_PER_PROC_MAX: SOCKS_OVER. */
+        int socks[SOCKS_PER_PROC_MAX];
+        ino_t sock_ino[SOCKS_PER_PROC_MAX];
+        size_t n_socks;
+        bool socks_over;
+        /* What a look into them found (inflight_look): a socket with a
+         * target in flight, usable, or -1; a queue that could not be read,
+         * and why (NULL: none). */
+        int inflight_fd;
+        size_t inflight_tgt;
+        int inflight_unread_fd;
+        const char *inflight_why;
 };
 
 struct victim {
@@ -137,6 +160,14 @@ struct xdev_sweep {
                 struct xdev_uring_maps_reader reader; /* the reading task's stack */
                 unsigned waited_ms;                   /* spent on reads given up */
         } own_maps, *maps;
+        /* what a pass read of sockets' fdinfo (sock_note), by inode: a
+         * socket many processes hold (one inherited from their parent) is
+         * read once a pass (MEMO: &OWN_MEMO, writable through a const
+         * sweep) */
+        struct sock_memo {
+                ino_t ino;
+                int count;
+        } own_memo[SOCK_MEMO], *memo;
         /* a sweep left to finish after the lock: its own copies */
         struct xdev_sweep_opts own_opts;
         struct xdev_sweep_counts own_counts;
@@ -374,6 +405,36 @@ static ssize_t uring_match(const struct xdev_sweep *s, int procfd, struct proc *
         return r > 0 ? (ssize_t) found : -1;
 }
 
+/* The pass after the lock: P's socket fd NAME (ST) is noted when its
+ * fdinfo says that its queue holds files. One read each, to P's budget. */
+static void sock_note(const struct xdev_sweep *s, int procfd, struct proc *p, const char *name,
+                      const struct stat *st) {
+        struct sock_memo *m = &s->memo[st->st_ino & (SOCK_MEMO - 1)];
+        char path[64];
+        int fd, n;
+
+        if (!s->opts->others || p->socks_over || ++p->cost > scan_budget(s))
+                return;
+        if (m->ino != st->st_ino || st->st_ino == 0) {
+                (void) snprintf(path, sizeof path, "%d/fdinfo/%s", (int) p->pid, name);
+                fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0)
+                        return;
+                n = xdev_inflight_count(fd);
+                (void) close(fd);
+                *m = (struct sock_memo) { st->st_ino, n };
+        }
+        n = m->count;
+        if (n <= 0)
+                return;
+        if (p->n_socks == SOCKS_PER_PROC_MAX) {
+                p->socks_over = true;
+                return;
+        }
+        p->socks[p->n_socks] = atoi(name);
+        p->sock_ino[p->n_socks++] = st->st_ino;
+}
+
 /* Appends to FDS/TGT (up to FDS_PER_PROC_MAX) the fds listed in the /proc
  * directory PATH whose open file is one of the targets; notes in P an
  * io_uring holding a target. Each entry counts to P's scan budget. */
@@ -399,6 +460,8 @@ static int fd_dir_scan(const struct xdev_sweep *s, int procfd, const char *path,
                 if (fstatat(d.fd, name, &st, 0) < 0)
                         continue;
                 t = target_match(s, &st);
+                if (S_ISSOCK(st.st_mode) && fds == p->fds)
+                        sock_note(s, procfd, p, name, &st);
                 /* one ring found holding, or unlisted, settles it */
                 if (t < 0 && (st.st_mode & S_IFMT) == 0 && p->uring_fd < 0 &&
                     p->uring_unlisted < 0) {
@@ -453,6 +516,11 @@ static int proc_scan_fds(const struct xdev_sweep *s, int procfd, struct proc *p)
         p->rings_listed = 0;
         p->maps_error = 0;
         p->ring_gap = RING_GAP_NONE;
+        p->n_socks = 0;
+        p->socks_over = false;
+        p->inflight_fd = -1;
+        p->inflight_unread_fd = -1;
+        p->inflight_why = NULL;
         if (sweep_reads_maps(s, procfd, p))
                 proc_read_maps(s, procfd, p);
         (void) snprintf(path, sizeof path, "%d/fd", (int) p->pid);
@@ -495,13 +563,33 @@ static int proc_scan_fds(const struct xdev_sweep *s, int procfd, struct proc *p)
 /* P holds a target, or may: it was not read to the end. */
 static bool proc_holds(const struct proc *p) {
         return p->n_fds > 0 || p->hidden_tid != 0 || p->uring_fd >= 0 || p->uring_unlisted >= 0 ||
-                p->over_budget || p->ring_gap != RING_GAP_NONE;
+                p->over_budget || p->ring_gap != RING_GAP_NONE || p->inflight_fd >= 0 ||
+                p->inflight_why;
+}
+
+/* P has sockets whose queues hold files, not looked into yet. */
+static bool proc_may_hold_in_flight(const struct proc *p) {
+        return p->n_socks > 0 || p->socks_over;
 }
 
 /* A uid of a system account (nobody among them), up to MAX: a daemon
  * root started. */
 static bool uid_is_a_system(uid_t u, uid_t max) {
         return u <= max || u == XDEV_NOBODY_UID;
+}
+
+bool xdev_sweep_uids_free(const uid_t uid[4], uid_t system_uid_max, const uid_t *spare,
+                          size_t n_spare) {
+        if (uid[0] == 0 && uid[1] == 0 && uid[2] == 0)
+                return true;
+        if (uid_is_a_system(uid[0], system_uid_max) && uid_is_a_system(uid[1], system_uid_max) &&
+            uid_is_a_system(uid[2], system_uid_max))
+                return true;
+        for (size_t i = 0; i < n_spare; i++)
+                for (size_t k = 0; k < 4; k++)
+                        if (uid[k] == spare[i])
+                                return true;
+        return false;
 }
 
 /* The pass after the lock passes over root's and system accounts' daemons
@@ -511,14 +599,8 @@ static bool uid_is_a_system(uid_t u, uid_t max) {
  * each of them what is cut off already and what it could open with its
  * own rights (proc_keep_own). */
 static bool proc_is_spared(const struct xdev_sweep_opts *o, const struct proc *p) {
-        uid_t max = o->system_uid_max;
-        if (uid_is_a_system(p->ruid, max) && uid_is_a_system(p->euid, max) &&
-            uid_is_a_system(p->suid, max))
-                return true;
-        for (size_t i = 0; i < o->n_spare; i++)
-                if (proc_has_uid(p, o->spare[i]))
-                        return true;
-        return false;
+        const uid_t uid[4] = { p->ruid, p->euid, p->suid, p->fsuid };
+        return xdev_sweep_uids_free(uid, o->system_uid_max, o->spare, o->n_spare);
 }
 
 static bool proc_is_exempt(const struct xdev_sweep *s, const struct proc *p) {
@@ -960,6 +1042,184 @@ void xdev_fd_bin_empty(struct xdev_fd_bin *bin) {
                 (void) close(bin->fds[--bin->n]);
 }
 
+/* The targets as a peek looks for them (index for index). */
+static size_t inflight_nodes(const struct xdev_sweep *s, struct xdev_inflight_node *nodes) {
+        size_t n = 0;
+
+        for (; n < s->n_targets && n < XDEV_SWEEP_TARGETS_MAX; n++) {
+                const struct xdev_sweep_target *t = &s->targets[n];
+                bool ok = major(t->rdev) == xdev_class_major(t->class);
+                nodes[n].rdev = ok ? t->rdev : (dev_t) -1;
+                nodes[n].kind = t->class == XDEV_CLASS_INPUT ? XDEV_INFLIGHT_INPUT
+                        : t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER
+                        ? XDEV_INFLIGHT_DRM_PRIMARY
+                        : XDEV_INFLIGHT_OTHER;
+        }
+        return n;
+}
+
+/* A copy of P's socket I, taken with PIDFD, checked to be the socket the
+ * scan noted; -1 when it is gone. */
+static int sock_copy(int pidfd, const struct proc *p, size_t i) {
+        struct stat st;
+        int copy = pidfd_getfd(pidfd, p->socks[i]);
+
+        if (copy < 0)
+                return -1;
+        if (fstat(copy, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_ino != p->sock_ino[i]) {
+                (void) close(copy);
+                return -1;
+        }
+        return copy;
+}
+
+/* Peeks at the queue of P's socket I (with CUT, cutting off what it holds
+ * of the targets). Returns 0 (*RET filled) or -1, logged. */
+static int sock_peek(struct xdev_sweep *s, int pidfd, const struct proc *p, size_t i, bool cut,
+                     struct xdev_inflight *ret) {
+        struct xdev_inflight_node nodes[XDEV_SWEEP_TARGETS_MAX];
+        size_t n = inflight_nodes(s, nodes);
+        int copy = sock_copy(pidfd, p, i), r;
+
+        if (copy < 0)
+                return -1;
+        r = xdev_inflight_peek(copy, nodes, n, cut, INFLIGHT_PEEK_MS, ret);
+        (void) close(copy);
+        if (r < 0) {
+                xdev_log(s->log, LOG_ERR,
+                         "cannot look into the queue of socket fd %d of pid %d (\"%s\"): %s",
+                         p->socks[i], (int) p->pid, p->comm, strerror(-r));
+                return -1;
+        }
+        if (ret->unknown && ret->listening && s->pass == 0)
+                xdev_log(
+                        s->log, LOG_NOTICE,
+                        "pid %d (\"%s\", uid %u), socket fd %d: %s; leaving it (doc/DESIGN.md §3.5.12)",
+                        (int) p->pid, p->comm, (unsigned) p->ruid, p->socks[i], ret->why);
+        return 0;
+}
+
+/* The look without the lock: which of P's sockets has a usable target in
+ * flight in its queue, and which queue could not be read. */
+static void inflight_look(struct xdev_sweep *s, int pidfd, struct proc *p) {
+        if (p->socks_over) {
+                p->inflight_unread_fd = p->socks[0];
+                p->inflight_why = "more sockets with files queued than a pass looks into";
+        }
+        for (size_t i = 0; i < p->n_socks && p->inflight_fd < 0; i++) {
+                struct xdev_inflight f;
+                if (sock_peek(s, pidfd, p, i, false, &f) < 0)
+                        continue;
+                if (f.unknown && !f.listening) {
+                        p->inflight_unread_fd = p->socks[i];
+                        p->inflight_why = f.why;
+                }
+                for (size_t k = 0; k < f.n && p->inflight_fd < 0; k++)
+                        if (f.found[k].state == XDEV_INFLIGHT_LIVE) {
+                                p->inflight_fd = p->socks[i];
+                                p->inflight_tgt = f.found[k].node;
+                        }
+        }
+}
+
+/* What a cut-off peek did to a target in flight to P, on its socket fd
+ * SOCK. Returns why P must go, or NULL; sets *UNCUT when it is not cut
+ * off. */
+static const char *inflight_done(struct xdev_sweep *s, const struct proc *p, int sock, size_t node,
+                                 enum xdev_inflight_state state, bool *uncut) {
+        const struct xdev_sweep_target *t = &s->targets[node];
+        bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
+
+        switch (state) {
+        case XDEV_INFLIGHT_CUT:
+                if (t->class == XDEV_CLASS_INPUT)
+                        s->counts->revoked++;
+                else
+                        s->counts->demoted++;
+                xdev_log(
+                        s->log, LOG_NOTICE,
+                        "%s \"%s\" in flight to pid %d (\"%s\", uid %u), queued on its socket fd %d",
+                        t->class == XDEV_CLASS_INPUT ? "revoked" : "dropped DRM master of", t->path,
+                        (int) p->pid, p->comm, (unsigned) p->ruid, sock);
+                break;
+        case XDEV_INFLIGHT_FAILED:
+                xdev_log(s->log, LOG_ERR,
+                         "cannot cut off \"%s\" in flight to pid %d (\"%s\") on its socket fd %d",
+                         t->path, (int) p->pid, p->comm, sock);
+                s->counts->failed++;
+                *uncut = true;
+                return "a file in flight to it cannot be cut off";
+        case XDEV_INFLIGHT_LIVE:
+                if (!primary && s->pass == 0)
+                        xdev_log(
+                                s->log, LOG_NOTICE,
+                                "pid %d (\"%s\", uid %u) has \"%s\" in flight on its socket fd %d; not revocable, leaving it",
+                                (int) p->pid, p->comm, (unsigned) p->ruid, t->path, sock);
+                break;
+        case XDEV_INFLIGHT_REVOKED:
+                return NULL;
+        }
+        /* as a DRM primary node's fd of its own: it goes at a logout */
+        return primary && !s->opts->in_session ? "DRM primary node in flight" : NULL;
+}
+
+/* Cuts off what P's sockets hold in flight of the targets (the pass after
+ * the lock; under "warn" only logged). Returns why P must go, or NULL,
+ * and *RET_NODE; sets *UNCUT when something could not be cut off or
+ * looked at. */
+static const char *inflight_act(struct xdev_sweep *s, int pidfd, const struct proc *p,
+                                enum xdev_linger policy, const char **ret_node, bool *uncut) {
+        bool warn = policy == XDEV_LINGER_WARN;
+        const char *why = NULL;
+
+        for (size_t i = 0; i < p->n_socks; i++) {
+                struct xdev_inflight f;
+                if (sock_peek(s, pidfd, p, i, !warn, &f) < 0)
+                        continue;
+                for (size_t k = 0; k < f.n; k++) {
+                        const char *path = s->targets[f.found[k].node].path;
+                        const char *w;
+                        if (warn) {
+                                if (f.found[k].state != XDEV_INFLIGHT_REVOKED)
+                                        xdev_log(
+                                                s->log, LOG_WARNING,
+                                                "pid %d (\"%s\", uid %u) has \"%s\" in flight on its socket fd %d; lingering = warn, leaving it",
+                                                (int) p->pid, p->comm, (unsigned) p->ruid, path,
+                                                p->socks[i]);
+                                continue;
+                        }
+                        w = inflight_done(s, p, p->socks[i], f.found[k].node, f.found[k].state,
+                                          uncut);
+                        if (!w && policy == XDEV_LINGER_KILL &&
+                            f.found[k].state != XDEV_INFLIGHT_REVOKED)
+                                w = "lingering = kill";
+                        if (w) {
+                                why = w;
+                                *ret_node = path;
+                        }
+                }
+                if (f.unknown && !f.listening) {
+                        xdev_log(s->log, LOG_WARNING, "pid %d (\"%s\", uid %u), socket fd %d: %s%s",
+                                 (int) p->pid, p->comm, (unsigned) p->ruid, p->socks[i], f.why,
+                                 warn ? "; lingering = warn, leaving it" : "");
+                        if (!warn) {
+                                why = "files in flight to it that no peek read may hold it unseen";
+                                *ret_node = "any shared node";
+                                *uncut = true;
+                        }
+                }
+        }
+        if (p->socks_over && !warn) {
+                xdev_log(s->log, LOG_WARNING,
+                         "pid %d (\"%s\", uid %u) has more than %d sockets with files queued",
+                         (int) p->pid, p->comm, (unsigned) p->ruid, SOCKS_PER_PROC_MAX);
+                why = "files in flight to it that no peek read may hold it unseen";
+                *ret_node = "any shared node";
+                *uncut = true;
+        }
+        return why;
+}
+
 /* Applies the policy to one holder. PIDFD is this process, checked alive
  * after its fds were scanned; it is taken. */
 static void proc_act(struct xdev_sweep *s, int pidfd, const struct proc *p) {
@@ -992,6 +1252,13 @@ static void proc_act(struct xdev_sweep *s, int pidfd, const struct proc *p) {
                 why = fd_act(s, pidfd, p, i, false, &uncut, &(bool) { false });
                 if (why) {
                         kill_node = t->path;
+                        kill_why = why;
+                }
+        }
+        if (proc_may_hold_in_flight(p)) {
+                const char *node = NULL, *why = inflight_act(s, pidfd, p, policy, &node, &uncut);
+                if (why) {
+                        kill_node = node;
                         kill_why = why;
                 }
         }
@@ -1053,6 +1320,10 @@ static void proc_report(struct xdev_sweep *s, int pidfd, const struct proc *p) {
         }
         if (p->uring_fd >= 0)
                 report_add(s, p, s->targets[p->uring_tgt].path, p->uring_fd, 0, false, true);
+        if (p->inflight_fd >= 0)
+                report_add(s, p, s->targets[p->inflight_tgt].path, p->inflight_fd, 0, false, false);
+        if (p->inflight_why)
+                report_add(s, p, s->targets[0].path, p->inflight_unread_fd, 0, false, false);
         if (p->hidden_tid != 0)
                 report_add(s, p, s->targets[p->hidden_tgt].path, -1, p->hidden_tid, false, false);
         /* for the look after the lock, which acts on the pids it lists */
@@ -1217,6 +1488,22 @@ static bool proc_keep_own(struct xdev_sweep *s, int procfd, int pidfd, struct pr
         return proc_holds(p);
 }
 
+/* The pass after the lock, P pinned as PIDFD: what it holds that is not
+ * its own (proc_keep_own), and, looking without the lock, what its
+ * sockets' queues hold in flight; acting, those queues are looked into by
+ * the act itself. */
+static bool proc_others_holds(struct xdev_sweep *s, int procfd, int pidfd, struct proc *p) {
+        bool holds = proc_keep_own(s, procfd, pidfd, p);
+
+        if (!proc_may_hold_in_flight(p))
+                return holds;
+        if (!s->opts->report_only)
+                return true;
+        proc_comm(procfd, p->pid, p->comm, sizeof p->comm); /* for its messages */
+        inflight_look(s, pidfd, p);
+        return proc_holds(p);
+}
+
 /* P, if it holds a target: pinned, checked again, then reported or acted
  * on as the policy says. Returns 1 when P was one, 0 when not. */
 static int sweep_holder(struct xdev_sweep *s, int procfd, struct proc *p) {
@@ -1228,7 +1515,7 @@ static int sweep_holder(struct xdev_sweep *s, int procfd, struct proc *p) {
                 return 0;
         r = proc_scan_fds(s, procfd, p);
         s->spent += p->cost;
-        if (r < 0 || !proc_holds(p))
+        if (r < 0 || !(proc_holds(p) || proc_may_hold_in_flight(p)))
                 return 0;
         /* A process over the budget is not read again (that would double
          * the cost): its start time, read now and once it is pinned, tells
@@ -1243,9 +1530,10 @@ static int sweep_holder(struct xdev_sweep *s, int procfd, struct proc *p) {
                 return 0;
         if (!proc_is_ours(s, procfd, p) ||
             (over ? xdev_proc_stat(p->pid, &st1) < 0 || st1.start != st0.start
-                  : proc_scan_fds(s, procfd, p) < 0 || !proc_holds(p)) ||
+                  : proc_scan_fds(s, procfd, p) < 0 ||
+                             !(proc_holds(p) || proc_may_hold_in_flight(p))) ||
             pidfd_signal(pidfd, 0) < 0 ||
-            (s->opts->others && !proc_keep_own(s, procfd, pidfd, p))) {
+            (s->opts->others && !proc_others_holds(s, procfd, pidfd, p))) {
                 (void) close(pidfd);
                 return 0;
         }
@@ -1295,6 +1583,7 @@ static int sweep_pass(struct xdev_sweep *s) {
         r = xdev_numdir_open(AT_FDCWD, "/proc", &src.proc);
         if (r < 0)
                 return r;
+        memset(s->own_memo, 0, sizeof s->own_memo); /* queues change */
         procfd = dirfd(src.proc);
         kernel = kernel_table_usable(procfd);
         /* with a process table, only the candidates, read one by one as
@@ -1419,6 +1708,7 @@ int xdev_sweep_start(const struct xdev_sweep_target *targets, size_t n,
                                    .grace_ms = grace,
                                    .deadline = opts->until_ms ? opts->until_ms : now_ms() + grace };
         s->maps = &s->own_maps;
+        s->memo = s->own_memo;
         r = sweep_pass(s);
         /* At a VT switch every victim was sent SIGKILL (§3.5.6): what it
          * forked before the signal landed is looked for at once, while the

@@ -217,3 +217,11 @@ void xdev_sweep_counts_add(struct xdev_sweep_counts *to, const struct xdev_sweep
  * table, which every kernel thread shares, is empty (not so in a pid
  * namespace of its own). */
 bool xdev_sweep_kernel_table_usable(void);
+
+/* Whether a process of the uids UID (real, effective, saved, fs) is
+ * passed over by the pass after the lock and by xdevicesd's watch:
+ * root's (real, effective and saved uid 0; a borrowed fsuid does not
+ * count), a system account's (all three up to SYSTEM_UID_MAX, or
+ * nobody), or one of the N_SPARE uids SPARE's (any of its four). */
+bool xdev_sweep_uids_free(const uid_t uid[4], uid_t system_uid_max, const uid_t *spare,
+                          size_t n_spare);

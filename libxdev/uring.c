@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "uring.h"
+#include "util.h"
 
 #ifdef HAVE_VALGRIND_VALGRIND_H
 #include <valgrind/valgrind.h>
@@ -420,26 +421,6 @@ static int pidfd_send(int pidfd, int sig) {
         return (int) syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
-/* Whether the task behind PIDFD ended within TIMEOUT_MS. errno is not
- * read while it runs: it shares this thread's (CLONE_VM, the same TLS), and
- * a read of its that fails sets it. So a poll cut short by a signal goes
- * on with what is left of the time, whatever errno says. */
-static bool maps_task_ended_within(int pidfd, unsigned timeout_ms) {
-        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-        struct timespec t0, now;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &t0);
-        for (;;) {
-                (void) clock_gettime(CLOCK_MONOTONIC, &now);
-                int64_t spent = (int64_t) (now.tv_sec - t0.tv_sec) * 1000 +
-                        (now.tv_nsec - t0.tv_nsec) / 1000000;
-                int left = spent >= timeout_ms ? 0 : (int) (timeout_ms - spent);
-                int r = poll(&pfd, 1, left);
-                if (r >= 0)
-                        return r > 0; /* ended, or the time is up */
-        }
-}
-
 /* Reaps the task, which has ended or was sent SIGKILL: it no longer runs
  * in user space, so errno is this thread's again. */
 static void maps_task_reap(int pidfd) {
@@ -480,7 +461,7 @@ int xdev_uring_maps_read_within(struct xdev_uring_maps_reader *mr, int fd, size_
                 (void) close(fd);
                 return r;
         }
-        ended = maps_task_ended_within(pidfd, timeout_ms);
+        ended = xdev_fd_readable_within(pidfd, timeout_ms);
         if (!ended) /* stuck behind the map lock: the killable wait ends */
                 (void) pidfd_send(pidfd, SIGKILL);
         maps_task_reap(pidfd);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/sysmacros.h>
 #include <stdio.h>
@@ -67,6 +68,20 @@ double xdev_now_ms(void) {
 
         (void) clock_gettime(CLOCK_MONOTONIC, &ts);
         return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
+bool xdev_fd_readable_within(int fd, unsigned ms) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        double end = xdev_now_ms() + ms;
+
+        for (;;) {
+                double left = end - xdev_now_ms();
+                int r = poll(&p, 1, left > 0 ? (int) left + 1 : 0);
+                if (r >= 0)
+                        return r > 0; /* ready, or the time is up */
+                if (left <= 0)
+                        return false;
+        }
 }
 
 bool xdev_name_is_valid(const char *s, size_t max) {

@@ -35,6 +35,12 @@ int xdev_parse_uint(const char *s, uint64_t max, uint64_t *ret);
 /* CLOCK_MONOTONIC in milliseconds, for timing steps. */
 double xdev_now_ms(void);
 
+/* Whether FD became readable (POLLIN, or its end) within MS. A poll cut
+ * short, by a signal or anything else, goes on with what is left of the
+ * time; errno is not read (a task sharing this thread's memory may be
+ * writing it). */
+bool xdev_fd_readable_within(int fd, unsigned ms);
+
 /* Names we store and print: portable user/service names only. */
 bool xdev_name_is_valid(const char *s, size_t max);
 

@@ -26,6 +26,7 @@
 #include "logindefs.h"
 #include "node.h"
 #include "others.h"
+#include "sweep.h"
 #include "procfs.h"
 #include "state.h"
 #include "watch.h"
@@ -40,6 +41,8 @@
 #define WATCH_FREE_MS 1000
 /* A process left what it holds is looked at again this long after (ms). */
 #define WATCH_QUIET_MS 10000
+/* Reads of the queue a call to xdev_watch_read makes at most. */
+#define WATCH_READS_PER_CALL 16
 
 struct wnode {
         int fd; /* O_PATH: the object of the mark */
@@ -285,25 +288,10 @@ static void freed_add(struct xdev_watch *w, pid_t pid, int pidfd) {
         w->freed[w->n_freed++] = (struct freed) { pid, fd, xdev_now_ms() + WATCH_FREE_MS };
 }
 
-static bool uid_is_a_system(uid_t u, uid_t max) {
-        return u <= max || u == XDEV_NOBODY_UID;
-}
-
 /* Whether a process of the uids ST (real, effective, saved, fs) touches
- * the nodes freely: root's (real, effective and saved uid 0), a system
- * account's, the holder's (any of its uids). */
+ * the nodes freely, as the pass after the lock passes over it. */
 static bool uids_may(const struct xdev_watch *w, const struct xdev_proc_status *st) {
-        const uid_t *u = st->uid;
-
-        if (u[0] == 0 && u[1] == 0 && u[2] == 0)
-                return true;
-        if (uid_is_a_system(u[0], w->system_uid_max) && uid_is_a_system(u[1], w->system_uid_max) &&
-            uid_is_a_system(u[2], w->system_uid_max))
-                return true;
-        for (size_t i = 0; i < 4 && w->has_holder; i++)
-                if (u[i] == w->holder)
-                        return true;
-        return false;
+        return xdev_sweep_uids_free(st->uid, w->system_uid_max, &w->holder, w->has_holder ? 1 : 0);
 }
 
 /* Whether PID could open N for what it did (WROTE: write, else read) with
@@ -516,8 +504,11 @@ void xdev_watch_read(struct xdev_watch *w, struct xdev_ctx *ctx) {
         char buf[8192] __attribute__((aligned(8)));
         unsigned lost = w->counts.lost;
 
-        while (queue_read(w, ctx, buf, sizeof buf) > 0) {
-        }
+        /* a bounded share a call: the caller's other work (the holder
+         * after a step, read by the same thread) waits for no flood */
+        for (unsigned i = 0; i < WATCH_READS_PER_CALL; i++)
+                if (queue_read(w, ctx, buf, sizeof buf) == 0)
+                        break;
         if (w->counts.lost != lost)
                 xdev_log(&ctx->log, LOG_WARNING,
                          "the watch on the input nodes lost events (its queue overflowed)");

@@ -49,7 +49,8 @@ int xdev_watch_nodes(struct xdev_watch *w, struct xdev_ctx *ctx);
  * would act on is checked against the state itself first. */
 void xdev_watch_holder(struct xdev_watch *w, bool has, uid_t uid);
 
-/* Reads the events there are and acts on them. */
+/* Reads events and acts on them: a bounded share (16 reads of the
+ * queue), so the caller polls again and finds the rest. */
 void xdev_watch_read(struct xdev_watch *w, struct xdev_ctx *ctx);
 
 /* What W did so far. */

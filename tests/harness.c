@@ -926,6 +926,27 @@ int h_session_close_status(struct h_session *s, const char *fault) {
         return status;
 }
 
+ssize_t h_send_file(int sock, const void *data, size_t len, int fd) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } ctl;
+        struct iovec iov = { (void *) data, len };
+        struct msghdr mh = { .msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = ctl.buf,
+                             .msg_controllen = sizeof ctl.buf };
+        struct cmsghdr *c;
+
+        memset(&ctl, 0, sizeof ctl);
+        c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof fd);
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+        return sendmsg(sock, &mh, MSG_NOSIGNAL);
+}
+
 pid_t h_holder_spawn(int (*setup)(void *data), void *data, uid_t uid, bool ignore_term) {
         return h_holder_spawn_run(setup, NULL, data, uid, ignore_term);
 }

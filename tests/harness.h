@@ -151,6 +151,9 @@ pid_t h_holder_spawn(int (*setup)(void *data), void *data, uid_t uid, bool ignor
  * waiting: a display server's loop, children of its own. */
 pid_t h_holder_spawn_run(int (*setup)(void *data), void (*run)(void *data), void *data, uid_t uid,
                          bool ignore_term);
+/* Sends LEN bytes of DATA over the unix socket SOCK with the file FD
+ * attached (SCM_RIGHTS). Returns what sendmsg does. */
+ssize_t h_send_file(int sock, const void *data, size_t len, int fd);
 /* A holder (h_holder_spawn) named COMM (prctl PR_SET_NAME) that runs as
  * UID: a logind to the module when COMM is one's name and UID is 0. Kill
  * and reap it as any holder. */

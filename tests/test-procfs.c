@@ -16,6 +16,9 @@
 #include <string.h>
 #include <sys/acl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "inflight.h"
 #include "procfs.h"
 #include "uring.h"
 #include "runner.h"
@@ -523,6 +527,231 @@ START_TEST(test_maps_bounds) {
 }
 END_TEST
 
+/* Files in flight (inflight.h): real sockets of this process, real
+ * character devices (/dev/null, /dev/zero, /dev/full) as the nodes. */
+
+static void send_files(int sock, const char *data, size_t len, const int *fds, size_t n) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * 4)];
+        } c;
+        struct iovec iov = { (void *) data, len };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+        ck_assert_uint_le(n, 4);
+        if (n > 0) {
+                struct cmsghdr *h;
+                memset(c.buf, 0, sizeof c.buf);
+                mh.msg_control = c.buf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+                h = CMSG_FIRSTHDR(&mh);
+                h->cmsg_level = SOL_SOCKET;
+                h->cmsg_type = SCM_RIGHTS;
+                h->cmsg_len = CMSG_LEN(sizeof(int) * n);
+                memcpy(CMSG_DATA(h), fds, sizeof(int) * n);
+        }
+        ck_assert_int_eq(sendmsg(sock, &mh, MSG_NOSIGNAL), (ssize_t) len);
+}
+
+/* Receives one message into DATA (SIZE), its files into FDS (up to 4).
+ * Returns the bytes read; *N the files. */
+static ssize_t recv_files(int sock, char *data, size_t size, int *fds, size_t *n) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * 4)];
+        } c;
+        struct iovec iov = { data, size };
+        struct msghdr mh = { .msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = c.buf,
+                             .msg_controllen = sizeof c.buf };
+        ssize_t r = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+        *n = 0;
+        for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); r >= 0 && h; h = CMSG_NXTHDR(&mh, h))
+                if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+                        size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                        memcpy(fds + *n, CMSG_DATA(h), k * sizeof(int));
+                        *n += k;
+                }
+        return r;
+}
+
+static int dev_open(const char *path) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        return fd;
+}
+
+static dev_t rdev_of_fd(int fd) {
+        struct stat st;
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        return S_ISCHR(st.st_mode) ? st.st_rdev : 0;
+}
+
+static dev_t rdev_of(const char *path) {
+        struct stat st;
+        ck_assert_int_eq(stat(path, &st), 0);
+        return st.st_rdev;
+}
+
+static int queued(int sock) {
+        char path[64];
+        int fd, n;
+
+        (void) snprintf(path, sizeof path, "/proc/self/fdinfo/%d", sock);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        n = xdev_inflight_count(fd);
+        (void) close(fd);
+        return n;
+}
+
+static int peek_off(int sock) {
+        int off = 0;
+        socklen_t l = sizeof off;
+        ck_assert_int_eq(getsockopt(sock, SOL_SOCKET, SO_PEEK_OFF, &off, &l), 0);
+        return off;
+}
+
+static bool found_has(const struct xdev_inflight *f, size_t node, enum xdev_inflight_state st) {
+        for (size_t i = 0; i < f->n; i++)
+                if (f->found[i].node == node && f->found[i].state == st)
+                        return true;
+        return false;
+}
+
+START_TEST(test_inflight_count_parses_fdinfo) {
+        static const struct {
+                const char *text;
+                int want;
+        } cases[] = {
+                { "pos:\t0\nflags:\t02\nmnt_id:\t8\nino:\t123\nscm_fds: 7\n", 7 },
+                { "pos:\t0\nflags:\t02\n", 0 },
+                { "scm_fds:\t0\n", 0 },
+                { "scm_fds: x\n", -EIO },
+                { "scm_fds: 99999999999\n", -EIO },
+                { "xscm_fds: 3\n", 0 },
+                { "scm_fds: 12", 12 },
+        };
+
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                int p[2];
+                ck_assert_int_eq(pipe(p), 0);
+                ck_assert_int_eq(write(p[1], cases[i].text, strlen(cases[i].text)),
+                                 (ssize_t) strlen(cases[i].text));
+                (void) close(p[1]);
+                ck_assert_msg(xdev_inflight_count(p[0]) == cases[i].want, "case %zu", i);
+                (void) close(p[0]);
+        }
+}
+END_TEST
+
+/* A stream socket's whole queue is walked, and the queue of a socket in
+ * flight in it; the queue is left as it was for its owner to read. */
+START_TEST(test_inflight_stream_walks_the_queue) {
+        int sp[2], nested[2], fds[4], got[4];
+        int zero = dev_open("/dev/zero"), null = dev_open("/dev/null"),
+            full = dev_open("/dev/full");
+        struct xdev_inflight_node nodes[] = { { rdev_of("/dev/null"), XDEV_INFLIGHT_OTHER },
+                                              { rdev_of("/dev/full"), XDEV_INFLIGHT_OTHER },
+                                              { rdev_of("/dev/random"), XDEV_INFLIGHT_OTHER } };
+        struct xdev_inflight f;
+        char data[16];
+        size_t n;
+        ssize_t r;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, nested), 0);
+        send_files(nested[0], "n", 1, &full, 1);
+        send_files(sp[0], "a", 1, &zero, 1);
+        send_files(sp[0], "bb", 2, NULL, 0);
+        fds[0] = null;
+        fds[1] = nested[1];
+        send_files(sp[0], "c", 1, fds, 2);
+        (void) close(nested[1]); /* in flight only, now */
+        ck_assert_int_eq(queued(sp[1]), 3);
+        ck_assert_int_eq(queued(sp[0]), 0);
+
+        ck_assert_int_eq(xdev_inflight_peek(sp[1], nodes, 3, false, 5000, &f), 0);
+        ck_assert_msg(!f.unknown, "unknown: %s", f.why);
+        ck_assert_uint_eq(f.n, 2);
+        ck_assert(found_has(&f, 0, XDEV_INFLIGHT_LIVE)); /* /dev/null, in sp's queue */
+        ck_assert(found_has(&f, 1, XDEV_INFLIGHT_LIVE)); /* /dev/full, in the nested one */
+        ck_assert_uint_eq(f.sockets, 2);
+        ck_assert_uint_ge(f.messages, 3);
+        ck_assert_int_eq(peek_off(sp[1]), -1);
+
+        /* the owner reads it all, as sent */
+        r = recv_files(sp[1], data, 1, got, &n);
+        ck_assert_int_eq(r, 1);
+        ck_assert(data[0] == 'a' && n == 1 && rdev_of_fd(got[0]) == rdev_of("/dev/zero"));
+        r = recv_files(sp[1], data, 2, got, &n); /* a stream: the bytes, not the sends */
+        ck_assert_int_eq(r, 2);
+        ck_assert(memcmp(data, "bb", 2) == 0 && n == 0);
+        r = recv_files(sp[1], data, sizeof data, got, &n);
+        ck_assert_int_eq(r, 1);
+        ck_assert(data[0] == 'c' && n == 2 && rdev_of_fd(got[0]) == rdev_of("/dev/null"));
+        r = recv_files(got[1], data, sizeof data, fds, &n);
+        ck_assert_int_eq(r, 1);
+        ck_assert(data[0] == 'n' && n == 1 && rdev_of_fd(fds[0]) == rdev_of("/dev/full"));
+        ck_assert_int_eq(queued(sp[1]), 0);
+}
+END_TEST
+
+/* Datagrams, empty ones among them, are each peeked once. */
+START_TEST(test_inflight_datagrams) {
+        int sp[2], null = dev_open("/dev/null"), zero = dev_open("/dev/zero"),
+                   full = dev_open("/dev/full"), got[4];
+        struct xdev_inflight_node nodes[] = { { rdev_of("/dev/null"), XDEV_INFLIGHT_OTHER },
+                                              { rdev_of("/dev/full"), XDEV_INFLIGHT_OTHER } };
+        struct xdev_inflight f;
+        char data[16];
+        size_t n;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+        send_files(sp[0], "", 0, &zero, 1);
+        send_files(sp[0], "x", 1, NULL, 0);
+        send_files(sp[0], "", 0, &null, 1);
+        send_files(sp[0], "yy", 2, &full, 1);
+        ck_assert_int_eq(xdev_inflight_peek(sp[1], nodes, 2, false, 5000, &f), 0);
+        ck_assert_msg(!f.unknown, "unknown: %s", f.why);
+        ck_assert_uint_eq(f.n, 2);
+        ck_assert(found_has(&f, 0, XDEV_INFLIGHT_LIVE) && found_has(&f, 1, XDEV_INFLIGHT_LIVE));
+        ck_assert_uint_eq(f.messages, 4);
+        ck_assert_int_eq(peek_off(sp[1]), -1);
+        ck_assert_int_eq(recv_files(sp[1], data, sizeof data, got, &n), 0);
+        ck_assert(n == 1 && rdev_of_fd(got[0]) == rdev_of("/dev/zero"));
+        ck_assert_int_eq(recv_files(sp[1], data, sizeof data, got, &n), 1);
+        ck_assert(data[0] == 'x' && n == 0);
+        ck_assert_int_eq(recv_files(sp[1], data, sizeof data, got, &n), 0);
+        ck_assert(n == 1 && rdev_of_fd(got[0]) == rdev_of("/dev/null"));
+        ck_assert_int_eq(recv_files(sp[1], data, sizeof data, got, &n), 2);
+        ck_assert(n == 1 && rdev_of_fd(got[0]) == rdev_of("/dev/full"));
+}
+END_TEST
+
+/* A connection not accepted yet cannot be peeked at: unknown, said. */
+START_TEST(test_inflight_listening_is_unknown) {
+        struct sockaddr_un a = { .sun_family = AF_UNIX };
+        struct xdev_inflight_node node = { rdev_of("/dev/null"), XDEV_INFLIGHT_OTHER };
+        int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0),
+            c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), null = dev_open("/dev/null");
+        struct xdev_inflight f;
+
+        (void) snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "xdev-inflight-%d", (int) getpid());
+        ck_assert_int_eq(bind(l, (struct sockaddr *) &a, sizeof a), 0);
+        ck_assert_int_eq(listen(l, 4), 0);
+        ck_assert_int_eq(connect(c, (struct sockaddr *) &a, sizeof a), 0);
+        send_files(c, "h", 1, &null, 1);
+        ck_assert_int_ge(queued(l), 1);
+        ck_assert_int_eq(xdev_inflight_peek(l, &node, 1, false, 5000, &f), 0);
+        ck_assert(f.unknown && f.listening);
+        ck_assert_uint_eq(f.n, 0);
+        ck_assert_ptr_nonnull(strstr(f.why, "listening"));
+}
+END_TEST
+
 static Suite *suite(void) {
         Suite *s = suite_create("procfs");
         TCase *tc = h_tcase(s, "parsers", 0, NULL, NULL);
@@ -542,6 +771,11 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_fdinfo_names_its_ring);
         tcase_add_test(tc, test_maps_rings);
         tcase_add_test(tc, test_maps_bounds);
+        tc = h_tcase(s, "inflight", 0, NULL, NULL);
+        tcase_add_test(tc, test_inflight_count_parses_fdinfo);
+        tcase_add_test(tc, test_inflight_stream_walks_the_queue);
+        tcase_add_test(tc, test_inflight_datagrams);
+        tcase_add_test(tc, test_inflight_listening_is_unknown);
         return s;
 }
 

@@ -18,7 +18,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 core=${1:-$top/libxdev}
 # The units, lowest first: each may include its own header and those of
 # the units before it. HACKING.md's layout table describes them.
-layers="util cli vt drmdev evdev procfs access logind rundir uring logindefs conf tty state sweep node devices ctx linger txn ledger handover others watch follow core"
+layers="util cli vt drmdev evdev procfs access logind rundir uring inflight logindefs conf tty state sweep node devices ctx linger txn ledger handover others watch follow core"
 bad=0
 
 rank() { # unit: its place in $layers into $r, or -1 (no subshell: fast)
