@@ -463,10 +463,7 @@ int xdev_revoke(struct xdev_ctx *ctx, bool all, uid_t uid) {
                 xdev_log(&ctx->log, LOG_NOTICE,
                          "uid %u holds the shared devices now; nothing to revoke",
                          (unsigned) opts.only_uid);
-        xdev_log(
-                &ctx->log, LOG_NOTICE,
-                "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
-                c.holders, c.revoked, c.demoted, c.terminated, c.left);
+        xdev_sweep_counts_log(&ctx->log, LOG_NOTICE, "lingering holders", &c);
         return (int) c.holders;
 }
 int xdev_status_get(struct xdev_ctx *ctx, struct xdev_status *ret) {

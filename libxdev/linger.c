@@ -135,11 +135,8 @@ int xdev_linger_after(struct xdev_linger_set *set, const struct xdev_state *stat
                          strerror(-r));
                 return r;
         }
-        if (total.holders > 0)
-                xdev_log(
-                        log, LOG_NOTICE,
-                        "lingering holders: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
-                        total.holders, total.revoked, total.demoted, total.terminated, total.left);
+        if (total.holders > 0 || total.deferred > 0)
+                xdev_sweep_counts_log(log, LOG_NOTICE, "lingering holders", &total);
         return (int) total.holders;
 }
 

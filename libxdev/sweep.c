@@ -796,6 +796,8 @@ static bool proc_defer_unread(struct xdev_sweep *s, struct proc *p) {
         if (!sweep_defers(s) || (!d->all && s->spent < XDEV_SWEEP_LOCKED_BUDGET))
                 return false;
         p->cost = 0;
+        if (s->pass == 0)
+                s->counts->deferred++;
         if (proc_defer(s, p) && !d->all)
                 xdev_log(
                         s->log, LOG_INFO,
@@ -1220,6 +1222,19 @@ static const char *inflight_act(struct xdev_sweep *s, int pidfd, const struct pr
         return why;
 }
 
+/* P, over the scan budget, was left to the pass after the lock
+ * (proc_defer): not one left holding, one that pass reads. */
+static bool proc_was_deferred(const struct xdev_sweep *s, const struct proc *p) {
+        const struct xdev_sweep_defer *d = s->opts->defer;
+
+        if (!p->over_budget || !d || !s->opts->has_only || s->opts->report_only)
+                return false;
+        for (size_t i = 0; i < d->n; i++)
+                if (d->pids[i] == p->pid)
+                        return true;
+        return d->all;
+}
+
 /* Applies the policy to one holder. PIDFD is this process, checked alive
  * after its fds were scanned; it is taken. */
 static void proc_act(struct xdev_sweep *s, int pidfd, const struct proc *p) {
@@ -1263,7 +1278,9 @@ static void proc_act(struct xdev_sweep *s, int pidfd, const struct proc *p) {
                 }
         }
         if (policy == XDEV_LINGER_WARN || !kill_why) {
-                if (s->pass == 0)
+                if (s->pass == 0 && proc_was_deferred(s, p))
+                        s->counts->deferred++; /* known by the pass after the lock */
+                else if (s->pass == 0)
                         s->counts->left++;
                 (void) close(pidfd);
                 return;
@@ -1615,8 +1632,24 @@ void xdev_sweep_counts_add(struct xdev_sweep_counts *to, const struct xdev_sweep
         to->demoted += c->demoted;
         to->terminated += c->terminated;
         to->left += c->left;
+        to->deferred += c->deferred;
         to->failed += c->failed;
         to->examined += c->examined;
+}
+
+void xdev_sweep_counts_log(const struct xdev_log *log, int priority, const char *what,
+                           const struct xdev_sweep_counts *c) {
+        char after[96] = "";
+
+        if (c->deferred > 0)
+                (void) snprintf(
+                        after, sizeof after,
+                        "; %u process(es) not read to the end under the lock, read after it",
+                        c->deferred);
+        xdev_log(
+                log, priority,
+                "%s: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left%s",
+                what, c->holders, c->revoked, c->demoted, c->terminated, c->left, after);
 }
 
 /* The passes after the first: terminated holders may have forked

@@ -166,7 +166,10 @@ struct xdev_sweep_counts {
         unsigned revoked;    /* input fds revoked (EVIOCREVOKE) */
         unsigned demoted;    /* DRM masters dropped */
         unsigned terminated; /* processes gone after SIGTERM/SIGKILL */
-        unsigned left;       /* holders only logged (warn, render, tty0) */
+        unsigned left;       /* holders left running: cut off, or only logged
+                              * (warn, render, tty0) */
+        unsigned deferred;   /* processes over the scan budget, or unread,
+                              * left to the pass after the lock to read */
         unsigned failed;     /* actions that failed */
         unsigned examined;   /* processes looked at (whose uids were read) */
 };
@@ -211,6 +214,11 @@ void xdev_sweep_wait_finish(struct xdev_sweep_wait *w, struct xdev_sweep_counts 
 
 /* Adds the counts C to TO. */
 void xdev_sweep_counts_add(struct xdev_sweep_counts *to, const struct xdev_sweep_counts *c);
+
+/* Logs C at PRIORITY as "WHAT: N found, ... M left", and how many
+ * processes were left to the pass after the lock, when any. */
+void xdev_sweep_counts_log(const struct xdev_log *log, int priority, const char *what,
+                           const struct xdev_sweep_counts *c);
 
 /* True when a sweep may pass over kernel threads without reading their
  * status: /proc is that of our pid namespace, pid 2 is kthreadd and its fd

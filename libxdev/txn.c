@@ -241,11 +241,9 @@ static void cut_off_lost(struct xdev_ctx *ctx, struct xdev_txn *t,
                 memmove(grantee, grantee + m, (n - m) * sizeof *grantee);
                 n -= m;
         }
-        if (c.holders > 0)
-                xdev_log(
-                        &ctx->log, LOG_WARNING,
-                        "processes still holding what the lost state granted: %u found, %u fd(s) revoked, %u DRM master(s) dropped, %u terminated, %u left",
-                        c.holders, c.revoked, c.demoted, c.terminated, c.left);
+        if (c.holders > 0 || c.deferred > 0)
+                xdev_sweep_counts_log(&ctx->log, LOG_WARNING,
+                                      "processes still holding what the lost state granted", &c);
 }
 
 int xdev_txn_begin(struct xdev_ctx *ctx, struct xdev_txn *t) {

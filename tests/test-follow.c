@@ -2160,6 +2160,13 @@ START_TEST(test_switch_reads_a_process_over_the_budget_after_the_lock) {
                       log);
         ck_assert_msg(found && holder_alive, "the 9000-fd holder of tty0 was %s:\n%s",
                       found ? "killed" : "not found after the lock", log);
+        /* the switch's summary tells them apart from holders left running */
+        const char *sum = strstr(log, "lingering holders: ");
+        ck_assert_msg(sum &&
+                              strstr(sum,
+                                     "0 left; 2 process(es) not read to the end under the "
+                                     "lock, read after it"),
+                      "the summary counts the two as holders left:\n%s", log);
         free(log);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);

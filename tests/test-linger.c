@@ -1189,6 +1189,10 @@ START_TEST(test_logout_reads_a_process_over_the_budget_after_the_lock) {
                       "the holder was not left to the pass after the lock:\n%s", log);
         ck_assert_msg(!strstr(log, "than the scan budget"),
                       "a process was ended for the scan budget:\n%s", log);
+        ck_assert_msg(strstr(log,
+                             "0 left; 2 process(es) not read to the end under the lock, "
+                             "read after it"),
+                      "the logout's summary counts the two as holders left:\n%s", log);
         free(log);
 }
 END_TEST
