@@ -2429,6 +2429,13 @@ START_TEST(test_inflight_peek_gives_up_on_a_held_queue) {
         struct stat st;
         pthread_t t;
 
+        const char *pre = getenv("LD_PRELOAD");
+        if (uffd < 0 && errno == ENOSYS && pre && strstr(pre, "vgpreload")) {
+                /* valgrind has no userfaultfd; make check, check-asan and
+                 * check-stress run this case */
+                fprintf(stderr, "test-follow: the held queue's case is not run under valgrind\n");
+                return;
+        }
         ck_assert_msg(uffd >= 0, "userfaultfd: %s", strerror(errno));
         ck_assert_int_eq(ioctl(uffd, UFFDIO_API, &api), 0);
         ck_assert(mem != MAP_FAILED && null >= 0 && fstat(null, &st) == 0);
