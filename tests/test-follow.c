@@ -1891,8 +1891,9 @@ START_TEST(test_switch_sweeps_a_clone_parent_child_and_its_child) {
         struct sibling_holders h = sibling_holders_start(H_UID_ALICE);
 
         tty0_switch(h_vt + 1, H_UID_BOB, "bob");
-        ck_assert_int_eq(daemon_stop(SIGTERM), 0);
+        int st = daemon_stop(SIGTERM);
         char *log = read_text(H_ROOT "/xdevicesd.log");
+        ck_assert_msg(st == 0, "xdevicesd ended with %d:\n%s", st, log ? log : "");
         bool c_found = log_names_holder(log, h.c), g_found = log_names_holder(log, h.g);
         int pids[] = { h.c, h.g, h.p };
         for (size_t i = 0; i < 3; i++) {

@@ -534,6 +534,13 @@ static void guard_start(struct xdev_ctx *ctx) {
         guard.w = NULL;
 }
 
+/* At the daemon's end: waits until the watch is done acting, and keeps
+ * it from acting again (its thread ends with the process). */
+static void guard_halt(void) {
+        if (guard.efd >= 0)
+                (void) pthread_mutex_lock(&guard.busy);
+}
+
 /* After a step: the holder it left, the nodes watched anew. */
 static void guard_tell(bool has, uid_t uid) {
         uint64_t one = 1;
@@ -1004,7 +1011,12 @@ static int run(struct xdev_ctx *ctx, const struct xdev_cli *cli, struct xdev_ste
                          (int) d.self.pid);
                 guard_start(ctx);
                 ret = EXIT_FAILED;
-                if (daemon_loop(&d) == 0) {
+                int loop = daemon_loop(&d);
+                /* the pass after the lock and the watch act on CTX from
+                 * threads of their own: done before CTX goes */
+                others_wait_idle();
+                guard_halt();
+                if (loop == 0) {
                         /* A clean stop: the login-time rule resumes. */
                         if (xdev_follow_update(ctx, NULL, NULL) < 0)
                                 xdev_log(
