@@ -2255,11 +2255,13 @@ END_TEST
  * the fd every 100 ms. The sender exits once the message is queued.
  * Returns the receiver's pid. */
 static pid_t in_flight_start(const char *path, int *go) {
-        int sv[2], g[2];
+        int sv[2], g[2], ready[2];
         pid_t rx, tx;
+        char up;
 
         ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
         ck_assert_int_eq(pipe2(g, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
         rx = fork();
         ck_assert_int_ge(rx, 0);
         if (rx == 0) {
@@ -2272,8 +2274,9 @@ static pid_t in_flight_start(const char *path, int *go) {
                 int fd;
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (setgroups(0, NULL) < 0 || setresgid(1500, 1500, 1500) < 0 ||
-                    setresuid(1500, 1500, 1500) < 0 || read(g[0], &byte, 1) != 1 ||
-                    recvmsg(sv[1], &msg, MSG_CMSG_CLOEXEC) != 1 || !CMSG_FIRSTHDR(&msg))
+                    setresuid(1500, 1500, 1500) < 0 || write(ready[1], "u", 1) != 1 ||
+                    read(g[0], &byte, 1) != 1 || recvmsg(sv[1], &msg, MSG_CMSG_CLOEXEC) != 1 ||
+                    !CMSG_FIRSTHDR(&msg))
                         _exit(12);
                 memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof fd);
                 for (;;) {
@@ -2281,6 +2284,10 @@ static pid_t in_flight_start(const char *path, int *go) {
                         (void) usleep(100 * 1000);
                 }
         }
+        /* uid 1500 before any switch looks at it (root's is passed over) */
+        ck_assert_int_eq(read(ready[0], &up, 1), 1);
+        (void) close(ready[0]);
+        (void) close(ready[1]);
         tx = fork();
         ck_assert_int_ge(tx, 0);
         if (tx == 0) {
