@@ -355,7 +355,6 @@ static pid_t spawn(int *pidfd) {
                 if (r >= 0 || errno != ENOSYS)
                         return r < 0 ? -errno : (pid_t) r;
         }
-        *pidfd = -1;
         r = fork();
         return r < 0 ? -errno : (pid_t) r;
 }
