@@ -70,7 +70,7 @@ int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_clas
         size_t dlen;
         int dfd, fd, r;
 
-        XDEV_ASSERT(cache && path && ret_fd && ret_st && (unsigned) class < _XDEV_CLASS_MAX);
+        XDEV_ASSERT(path && ret_fd && ret_st && (unsigned) class < _XDEV_CLASS_MAX);
         if (!xdev_path_is_valid(path) || strlen(path) >= sizeof cache->path)
                 return -EINVAL;
         base = strrchr(path, '/') + 1;

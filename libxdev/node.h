@@ -28,7 +28,9 @@ void xdev_dircache_done(struct xdev_dircache *c);
 
 /* Opens PATH as O_PATH, walking each component with O_NOFOLLOW, and checks
  * that it is a character device with a single link and the major of CLASS
- * (VT minors 1..63, console 4:0). Returns 0 with *RET_FD and *RET_ST, -ENOENT,
+ * (VT minors 1..63, console 4:0). CACHE keeps the node's directory open
+ * for the next call; NULL opens and closes it each time. Returns 0 with
+ * *RET_FD and *RET_ST, -ENOENT,
  * -ENOTTY for a node that is not what CLASS says (a symlink, a regular file,
  * wrong major...), or another -errno. */
 int xdev_node_open(struct xdev_dircache *cache, const char *path, enum xdev_class class,

@@ -52,6 +52,7 @@ static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_sweep_op
          * (HAS_ONLY) that holds the devices again by then does nothing */
         r = xdev_linger_sweep_shared(ctx, &look, true, &c);
         ret->examined += c.examined;
+        ret->stale += c.stale;
         if (r < 0 || rep.n == 0) {
                 xdev_sweep_report_free(&rep);
                 return r < 0 ? r : 0;
@@ -92,6 +93,7 @@ static int others_look_then_act(struct xdev_ctx *ctx, const struct xdev_sweep_op
         /* acted on under the lock, against the state of that moment */
         r = xdev_linger_sweep_shared(ctx, &act, false, &c);
         c.examined = 0;
+        c.stale = 0; /* the look's */
         xdev_sweep_counts_add(ret, &c);
         free(cand.pids);
         return r < 0 ? r : 0;
@@ -156,7 +158,9 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
 int xdev_others_cut_off(struct xdev_ctx *ctx, pid_t pid, struct xdev_sweep_counts *ret) {
         struct pid_list l = { &pid, 1 };
         struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &l };
-        struct xdev_sweep_opts look = { .others = true, .procs = &src };
+        /* it touched a node: a ring of its with no fd left is no
+         * innocent's, as it is in a pass over everyone */
+        struct xdev_sweep_opts look = { .others = true, .procs = &src, .all_maps = true };
 
         *ret = (struct xdev_sweep_counts) { 0 };
         look.system_uid_max =

@@ -24,8 +24,10 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
 /* PID alone, looked at as the pass after the lock looks at every process
  * (a process that read a shared node it may not touch: the watch,
  * watch.h): what it holds of the shared nodes and may not is cut off, as
- * at a VT switch. Counts in *RET (holders 0: nothing found, or PID is
- * root's, a system account's or the holder's). Returns 0 or -errno. */
+ * at a VT switch, and its maps are read, so that a ring of it with no fd
+ * left makes it unreachable (killed). Counts in *RET (holders 0: nothing
+ * found, or PID is root's, a system account's or the holder's). Returns 0
+ * or -errno. */
 int xdev_others_cut_off(struct xdev_ctx *ctx, pid_t pid, struct xdev_sweep_counts *ret);
 
 /* Ends T (xdev_txn_end), then, outside a follow step (whose caller does

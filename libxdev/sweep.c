@@ -109,6 +109,8 @@ struct proc {
         int uring_unlisted; /* an io_uring whose files the kernel did not list, or -1 */
         unsigned cost;      /* entries read, threads compared: XDEV_SWEEP_SCAN_BUDGET */
         bool over_budget;   /* not read to the end: taken for unreachable */
+        bool stale;         /* the pass after the lock took an input fd revoked before
+                     * off its list (proc_keep_own) */
         /* The rings P maps (sweep_reads_maps), bit I of RINGS_LISTED set once
          * an fd of ring I was found and its files listed; what is left is a
          * ring no scan reads (RING_GAP). */
@@ -280,10 +282,11 @@ static bool proc_in_userns_of(int procfd, const struct proc *p, uid_t owner) {
 }
 
 /* Whether the sweep reads P's maps for rings with no fd left: in a sweep
- * of one departing uid's processes, and in the pass after the lock for a
- * process in a user namespace the departing uid made (NS_OWNER). Not for
- * other users' processes (they lost no grant, and a ring without an fd is
- * no sign of a hold), nor in a look that acts on nothing
+ * of one departing uid's processes, in the pass after the lock for a
+ * process in a user namespace the departing uid made (NS_OWNER), and in
+ * the watch's look at a process that touched a node (ALL_MAPS). Not for
+ * other users' processes in that pass (they lost no grant, and a ring
+ * without an fd is no sign of a hold), nor in a look that acts on nothing
  * (FD_RINGS_ONLY). */
 static bool sweep_reads_maps(const struct xdev_sweep *s, int procfd, const struct proc *p) {
         const struct xdev_sweep_opts *o = s->opts;
@@ -291,7 +294,8 @@ static bool sweep_reads_maps(const struct xdev_sweep *s, int procfd, const struc
                 return false;
         if (o->has_only && !o->others)
                 return true;
-        return o->others && o->has_ns_owner && proc_in_userns_of(procfd, p, o->ns_owner);
+        return o->others &&
+                (o->all_maps || (o->has_ns_owner && proc_in_userns_of(procfd, p, o->ns_owner)));
 }
 
 /* The rings P maps, read before its fd tables (rings made after this read
@@ -923,11 +927,19 @@ static const char *proc_unreachable(struct xdev_sweep *s, const struct proc *p,
         return why;
 }
 
+/* What an fd of a target is to its process, as the sweep acted on it. */
+enum hold {
+        HOLD_NONE,  /* O_PATH: reads, writes and ioctls nothing */
+        HOLD_SPENT, /* an input fd revoked before this sweep */
+        HOLD_LIVE,  /* a file for I/O, or one that could not be looked at */
+};
+
 /* Cuts off fd I of P through its COPY: an input file revoked, a DRM
  * primary node's master dropped. Returns why the process must go, or NULL;
- * sets *UNCUT when the fd could not be cut off. */
+ * sets *UNCUT when the fd could not be cut off, *HOLD to HOLD_SPENT when
+ * it was revoked before. */
 static const char *fd_cut(struct xdev_sweep *s, const struct proc *p, size_t i, int copy,
-                          bool *uncut) {
+                          bool *uncut, enum hold *hold) {
         const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
         const char *why = NULL;
         int r;
@@ -939,7 +951,9 @@ static const char *fd_cut(struct xdev_sweep *s, const struct proc *p, size_t i, 
                         xdev_log(s->log, LOG_NOTICE,
                                  "revoked \"%s\" (fd %d) of pid %d (\"%s\", uid %u)", t->path,
                                  p->fds[i], (int) p->pid, p->comm, (unsigned) p->ruid);
-                } else if (r < 0) {
+                } else if (r == 0) {
+                        *hold = HOLD_SPENT; /* revoked before: reads nothing */
+                } else {
                         why = r == -ENOTTY ? "not an evdev node, cannot be revoked"
                                            : "revoke failed";
                         *uncut = true;
@@ -972,13 +986,14 @@ static const char *fd_cut(struct xdev_sweep *s, const struct proc *p, size_t i, 
  * primary node's fd, through a copy taken with PIDFD. ENDING: P is to be
  * terminated anyway (kill, kill-user), and is cut off first so that it
  * reads nothing during its grace period. Returns why the process must go,
- * or NULL; sets *UNCUT when the fd could not be cut off, and *HELD when
- * it is a hold: a file opened for I/O, or one that could not be looked at.
- * An O_PATH file reads, writes and ioctls nothing: no hold. The copy's
- * flags are what counts, not the fdinfo's: the copy is the file acted on
- * (the holder could swap the fd number between the two). */
+ * or NULL; sets *UNCUT when the fd could not be cut off, and *HOLD to what
+ * the fd is: a file opened for I/O, or one that could not be looked at, is
+ * a hold (HOLD_LIVE), an input fd revoked before a spent one (HOLD_SPENT).
+ * An O_PATH file reads, writes and ioctls nothing: no hold (*HOLD left).
+ * The copy's flags are what counts, not the fdinfo's: the copy is the
+ * file acted on (the holder could swap the fd number between the two). */
 static const char *fd_act(struct xdev_sweep *s, int pidfd, const struct proc *p, size_t i,
-                          bool ending, bool *uncut, bool *held) {
+                          bool ending, bool *uncut, enum hold *hold) {
         const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
         bool primary = t->class == XDEV_CLASS_DRM && minor(t->rdev) < XDEV_DRM_MINOR_RENDER;
         bool revocable = t->class == XDEV_CLASS_INPUT || primary;
@@ -1006,7 +1021,7 @@ static const char *fd_act(struct xdev_sweep *s, int pidfd, const struct proc *p,
                         return NULL;
                 }
         }
-        *held = true;
+        *hold = HOLD_LIVE;
         if (!revocable) {
                 if (copy >= 0)
                         (void) close(copy);
@@ -1027,7 +1042,7 @@ static const char *fd_act(struct xdev_sweep *s, int pidfd, const struct proc *p,
                 *uncut = true;
                 return "fd cannot be revoked";
         }
-        why = fd_cut(s, p, i, copy, uncut);
+        why = fd_cut(s, p, i, copy, uncut, hold);
         xdev_fd_bin_add(s->opts->bin, copy);
         return why;
 }
@@ -1241,12 +1256,15 @@ static void proc_act(struct xdev_sweep *s, int pidfd, const struct proc *p) {
         enum xdev_linger policy = policy_of(s->opts);
         const char *kill_node = NULL, *kill_why = proc_unreachable(s, p, policy, &kill_node);
         bool uncut = kill_why != NULL;
+        bool live = false;  /* a hold left working: an fd for I/O not revoked */
+        bool stale = false; /* an input fd revoked before */
 
         for (size_t i = 0; i < p->n_fds; i++) {
                 const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
                 const char *why;
 
                 if (policy == XDEV_LINGER_WARN) {
+                        live = true;
                         xdev_log(
                                 s->log, LOG_WARNING,
                                 "pid %d (\"%s\", uid %u) still holds \"%s\" (fd %d); lingering = warn, leaving it",
@@ -1256,15 +1274,18 @@ static void proc_act(struct xdev_sweep *s, int pidfd, const struct proc *p) {
                 if (policy == XDEV_LINGER_KILL) {
                         /* cut off first: the next holder may be granted
                          * before its grace period ends (§3.5.7) */
-                        bool held = false;
-                        (void) fd_act(s, pidfd, p, i, true, &uncut, &held);
-                        if (held) {
+                        enum hold hold = HOLD_NONE;
+                        (void) fd_act(s, pidfd, p, i, true, &uncut, &hold);
+                        if (hold != HOLD_NONE) {
                                 kill_node = t->path;
                                 kill_why = "lingering = kill";
                         }
                         continue;
                 }
-                why = fd_act(s, pidfd, p, i, false, &uncut, &(bool) { false });
+                enum hold hold = HOLD_NONE;
+                why = fd_act(s, pidfd, p, i, false, &uncut, &hold);
+                live = live || hold == HOLD_LIVE;
+                stale = stale || hold == HOLD_SPENT;
                 if (why) {
                         kill_node = t->path;
                         kill_why = why;
@@ -1282,6 +1303,10 @@ static void proc_act(struct xdev_sweep *s, int pidfd, const struct proc *p) {
                         s->counts->deferred++; /* known by the pass after the lock */
                 else if (s->pass == 0)
                         s->counts->left++;
+                if (s->pass == 0 && !live && !proc_was_deferred(s, p)) {
+                        s->counts->spent++;
+                        s->counts->stale += stale;
+                }
                 (void) close(pidfd);
                 return;
         }
@@ -1433,7 +1458,7 @@ static int sweep_end_user(struct xdev_sweep *s, int procfd, struct proc *p) {
                 p->uring_unlisted >= 0 || p->over_budget || p->ring_gap != RING_GAP_NONE ||
                 p->n_fds >= FDS_PER_PROC_MAX;
         for (size_t i = 0; i < p->n_fds; i++)
-                (void) fd_act(s, pidfd, p, i, true, &uncut, &(bool) { false });
+                (void) fd_act(s, pidfd, p, i, true, &uncut, &(enum hold) { HOLD_NONE });
         victim_add(s, pidfd, p, s->targets[0].path, "lingering = kill-user, the user logged out",
                    uncut);
         return 1;
@@ -1474,6 +1499,7 @@ static bool proc_keep_own(struct xdev_sweep *s, int procfd, int pidfd, struct pr
         bool creds = xdev_proc_creds_read(procfd, p->pid, &c) == 0;
         size_t kept = 0;
 
+        p->stale = false;
         for (size_t i = 0; i < p->n_fds; i++) {
                 const struct xdev_sweep_target *t = &s->targets[p->tgt[i]];
                 struct stat st;
@@ -1487,6 +1513,7 @@ static bool proc_keep_own(struct xdev_sweep *s, int procfd, int pidfd, struct pr
 
                 if (copy >= 0)
                         (void) close(copy);
+                p->stale = p->stale || (cut && t->class == XDEV_CLASS_INPUT);
                 if (!cut && !own) {
                         p->fds[kept] = p->fds[i];
                         p->tgt[kept++] = p->tgt[i];
@@ -1549,8 +1576,13 @@ static int sweep_holder(struct xdev_sweep *s, int procfd, struct proc *p) {
             (over ? xdev_proc_stat(p->pid, &st1) < 0 || st1.start != st0.start
                   : proc_scan_fds(s, procfd, p) < 0 ||
                              !(proc_holds(p) || proc_may_hold_in_flight(p))) ||
-            pidfd_signal(pidfd, 0) < 0 ||
-            (s->opts->others && !proc_others_holds(s, procfd, pidfd, p))) {
+            pidfd_signal(pidfd, 0) < 0) {
+                (void) close(pidfd);
+                return 0;
+        }
+        if (s->opts->others && !proc_others_holds(s, procfd, pidfd, p)) {
+                if (p->stale && s->pass == 0 && s->opts->report_only)
+                        s->counts->stale++; /* for the watch's look */
                 (void) close(pidfd);
                 return 0;
         }
@@ -1633,6 +1665,8 @@ void xdev_sweep_counts_add(struct xdev_sweep_counts *to, const struct xdev_sweep
         to->terminated += c->terminated;
         to->left += c->left;
         to->deferred += c->deferred;
+        to->spent += c->spent;
+        to->stale += c->stale;
         to->failed += c->failed;
         to->examined += c->examined;
 }

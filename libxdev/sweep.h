@@ -154,6 +154,9 @@ struct xdev_sweep_opts {
          * have: a ring with no fd left makes it unreachable. */
         bool has_ns_owner;
         uid_t ns_owner;
+        /* With OTHERS: every process's maps are read (the watch's look at
+         * one process that touched a node it may not). */
+        bool all_maps;
         /* With HAS_ONLY, each process's maps are read too, and one that maps
          * an io_uring no fd of it names (doc/DESIGN.md §3.5.4) is taken for
          * unreachable. FD_RINGS_ONLY: not read (a look at the holder's own
@@ -170,6 +173,14 @@ struct xdev_sweep_counts {
                               * (warn, render, tty0) */
         unsigned deferred;   /* processes over the scan budget, or unread,
                               * left to the pass after the lock to read */
+        unsigned spent;      /* of those left, ones whose every hold was
+                              * spent: O_PATH fds, input fds revoked before
+                              * (the watch's look: no hold that could have
+                              * moved data, doc/DESIGN.md §3.5.11) */
+        unsigned stale;      /* processes with an input fd revoked before
+                              * and no other hold: of those spent, and in
+                              * a look without the lock after it (others),
+                              * ones it passed over for that */
         unsigned failed;     /* actions that failed */
         unsigned examined;   /* processes looked at (whose uids were read) */
 };

@@ -32,7 +32,8 @@
 #include "watch.h"
 
 #define WATCH_NODES_MAX 256
-/* Processes looked at once, whose next access is their second. */
+/* Processes looked at once, whose next access after the look is their
+ * second. */
 #define WATCH_SUSPECTS_MAX 16
 #define WATCH_HANDLE_MAX 64
 /* Processes found free to touch the nodes, trusted again without a read
@@ -43,6 +44,10 @@
 #define WATCH_QUIET_MS 10000
 /* Reads of the queue a call to xdev_watch_read makes at most. */
 #define WATCH_READS_PER_CALL 16
+/* Marks the queue may hold at once: each of its own file, as the kernel
+ * merges an event into a like one still queued (same object, same
+ * process) */
+#define WATCH_MARKS 4
 
 struct wnode {
         int fd; /* O_PATH: the object of the mark */
@@ -60,7 +65,8 @@ struct wnode {
 struct suspect {
         pid_t pid;
         int pidfd;
-        unsigned long batch; /* the read after which it was looked at */
+        unsigned long after; /* its accesses after this mark (of the
+                              * marks read) come after the look */
         double quiet_until;  /* CLOCK_MONOTONIC ms: what it holds was left
                               * to it (not revocable; lingering = warn) */
 };
@@ -82,7 +88,15 @@ struct xdev_watch {
         bool has_holder;
         uid_t holder;
         uid_t system_uid_max;
-        unsigned long batch; /* reads of the queue so far */
+        /* Marks in the queue (doc/DESIGN.md §3.5.11): unnamed files of
+         * the state directory's, written by the watch in turn; the event
+         * of each write comes after every access made before it. */
+        struct wnode marks[WATCH_MARKS];
+        size_t n_marks; /* 0: none, the queue drained instead */
+        unsigned long marks_read, marks_written, marks_wanted;
+        bool drained;              /* (no mark) since the last read of it */
+        bool mark_said;            /* that there is none */
+        unsigned long switch_mark; /* the mark after the holder's change */
         struct suspect suspects[WATCH_SUSPECTS_MAX];
         size_t n_suspects;
         struct xdev_watch_counts counts;
@@ -117,6 +131,8 @@ void xdev_watch_free(struct xdev_watch *w) {
                 (void) close(w->suspects[i].pidfd);
         for (size_t i = 0; i < w->n_freed; i++)
                 (void) close(w->freed[i].pidfd);
+        for (size_t i = 0; i < w->n_marks; i++)
+                (void) close(w->marks[i].fd);
         if (w->fd >= 0)
                 (void) close(w->fd);
         if (w->procfd >= 0)
@@ -132,12 +148,18 @@ struct xdev_watch_counts xdev_watch_counts(const struct xdev_watch *w) {
         return w->counts;
 }
 
+static unsigned long mark_next(struct xdev_watch *w);
+
 void xdev_watch_holder(struct xdev_watch *w, bool has, uid_t uid) {
         if (has != w->has_holder || uid != w->holder) {
                 /* who is free changed: each is read again */
                 for (size_t i = 0; i < w->n_freed; i++)
                         (void) close(w->freed[i].pidfd);
                 w->n_freed = 0;
+                /* what was cut off at the change was cut off before
+                 * this mark: an access after it comes from a hold the
+                 * cut-off did not see */
+                w->switch_mark = mark_next(w);
         }
         w->has_holder = has;
         w->holder = uid;
@@ -204,6 +226,30 @@ static int watch_one(struct xdev_watch *w, const char *path, enum xdev_class cla
         return 0;
 }
 
+/* Opens the marks: unnamed files of DIR (the state directory, root's
+ * alone), each marked for its writes and named in events by its handle;
+ * all of them, or none. */
+static int marks_open(struct xdev_watch *w, const char *dir) {
+        int r = 0;
+
+        while (w->n_marks < WATCH_MARKS && r == 0) {
+                struct wnode *m = &w->marks[w->n_marks];
+                m->fd = open(dir, O_TMPFILE | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (m->fd < 0)
+                        r = -errno;
+                else if ((r = node_identity(m->fd, m)) == 0 &&
+                         fanotify_mark(w->fd, FAN_MARK_ADD, FAN_MODIFY, m->fd, NULL) < 0)
+                        r = -errno;
+                if (r == 0)
+                        w->n_marks++;
+                else if (m->fd >= 0)
+                        (void) close(m->fd);
+        }
+        for (; r < 0 && w->n_marks > 0; w->n_marks--)
+                (void) close(w->marks[w->n_marks - 1].fd);
+        return r;
+}
+
 int xdev_watch_nodes(struct xdev_watch *w, struct xdev_ctx *ctx) {
         struct xdev_device_list list = { 0 };
         int r = xdev_devices_enumerate(&ctx->config, &list, &ctx->log);
@@ -211,6 +257,13 @@ int xdev_watch_nodes(struct xdev_watch *w, struct xdev_ctx *ctx) {
 
         if (r < 0)
                 return r;
+        if (w->n_marks == 0 && !w->mark_said && (r = marks_open(w, ctx->statedir)) < 0) {
+                w->mark_said = true;
+                xdev_log(&ctx->log, LOG_WARNING,
+                         "the watch on the input nodes cannot mark its queue in \"%s\" (%s): "
+                         "it drops what the queue holds at a change of holder instead",
+                         ctx->statedir, strerror(-r));
+        }
         w->system_uid_max =
                 xdev_linger_system_uid_max(&ctx->config, &ctx->log, ctx->logindefs_memo);
         for (size_t i = 0; i < w->n; i++)
@@ -237,18 +290,29 @@ int xdev_watch_nodes(struct xdev_watch *w, struct xdev_ctx *ctx) {
         return (int) k;
 }
 
+/* Whether the event's FID names the object N. */
+static bool names(const struct wnode *n, const struct fanotify_event_info_fid *fid) {
+        const struct file_handle *fh = (const void *) fid->handle;
+
+        return memcmp(&n->fsid, &fid->fsid, sizeof n->fsid) == 0 &&
+                n->handle_type == fh->handle_type && n->handle_bytes == fh->handle_bytes &&
+                memcmp(n->handle, fh->f_handle, n->handle_bytes) == 0;
+}
+
+/* Whether the event's FID names one of the marks. */
+static bool is_mark(const struct xdev_watch *w, const struct fanotify_event_info_fid *fid) {
+        for (size_t i = 0; i < w->n_marks; i++)
+                if (names(&w->marks[i], fid))
+                        return true;
+        return false;
+}
+
 /* The watched node an event names, or NULL. */
 static const struct wnode *node_of(const struct xdev_watch *w,
                                    const struct fanotify_event_info_fid *fid) {
-        const struct file_handle *fh = (const void *) fid->handle;
-
-        for (size_t i = 0; i < w->n; i++) {
-                const struct wnode *n = &w->nodes[i];
-                if (memcmp(&n->fsid, &fid->fsid, sizeof n->fsid) == 0 &&
-                    n->handle_type == fh->handle_type && n->handle_bytes == fh->handle_bytes &&
-                    memcmp(n->handle, fh->f_handle, n->handle_bytes) == 0)
-                        return n;
-        }
+        for (size_t i = 0; i < w->n; i++)
+                if (names(&w->nodes[i], fid))
+                        return &w->nodes[i];
         return NULL;
 }
 
@@ -317,14 +381,14 @@ static void suspect_drop(struct xdev_watch *w, struct suspect *s) {
         *s = w->suspects[--w->n_suspects];
 }
 
-/* Keeps PID (PIDFD, duplicated) as looked at now; the oldest goes when
- * the table is full. */
-static void suspect_add(struct xdev_watch *w, pid_t pid, int pidfd) {
+/* Keeps PID (PIDFD, duplicated) as looked at before the mark AFTER; the
+ * oldest goes when the table is full. */
+static void suspect_add(struct xdev_watch *w, pid_t pid, int pidfd, unsigned long after) {
         struct suspect *s = suspect_of(w, pid);
         int fd;
 
         if (s) {
-                s->batch = w->batch;
+                s->after = after;
                 s->quiet_until = 0;
                 return;
         }
@@ -342,7 +406,7 @@ static void suspect_add(struct xdev_watch *w, pid_t pid, int pidfd) {
                         (WATCH_SUSPECTS_MAX - 1) * sizeof w->suspects[0]);
                 w->n_suspects--;
         }
-        w->suspects[w->n_suspects++] = (struct suspect) { pid, fd, w->batch, 0 };
+        w->suspects[w->n_suspects++] = (struct suspect) { pid, fd, after, 0 };
 }
 
 /* The holder as the state has it, kept for the next events. */
@@ -361,33 +425,90 @@ static int state_holder(struct xdev_watch *w, struct xdev_ctx *ctx) {
         return r < 0 ? r : 0;
 }
 
-/* Reads and drops what the queue holds: what a look just cut off may
- * have read before it, and was reported after. */
+/* Reads and drops what the queue holds (with no mark). */
 static void queue_drain(struct xdev_watch *w);
 
+/* The next mark: its write's event comes after every access made until
+ * now. Written now, or, when every mark's file has one in the queue, as
+ * soon as the oldest is read. With no marks the queue is drained instead,
+ * and the next read of it starts after the mark it stands for. Returns the
+ * mark's ordinal. */
+static unsigned long mark_next(struct xdev_watch *w) {
+        if (w->n_marks > 0 && w->marks_written - w->marks_read >= w->n_marks)
+                return w->marks_wanted = w->marks_written + 1;
+        if (w->n_marks > 0 && pwrite(w->marks[w->marks_written % w->n_marks].fd, "m", 1, 0) == 1)
+                return ++w->marks_written;
+        queue_drain(w);
+        w->drained = true;
+        return ++w->marks_written;
+}
+
+/* A mark read from the queue (ALL: every mark written, after an overflow
+ * of the queue, which lost the ones behind it); the next one written if
+ * it is wanted. */
+static void mark_read(struct xdev_watch *w, bool all) {
+        if (all)
+                w->marks_read = w->marks_written;
+        else if (w->marks_read < w->marks_written)
+                w->marks_read++;
+        if (w->marks_wanted > w->marks_written)
+                (void) mark_next(w);
+}
+
+/* PID (PIDFD) may not touch N and holds nothing of it /proc shows that
+ * moves data, yet it read it (DID) after its look (LOOKED) or after the
+ * holder's change. */
+static void kill_hidden(struct xdev_watch *w, struct xdev_ctx *ctx, const struct wnode *n,
+                        pid_t pid, int pidfd, uid_t uid, const char *did, bool looked) {
+        if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0) {
+                xdev_log(&ctx->log, LOG_ERR, "cannot kill pid %d, which %s \"%s\": %s", (int) pid,
+                         did, n->path, strerror(errno));
+                return;
+        }
+        w->counts.killed++;
+        xdev_log(&ctx->log, LOG_WARNING,
+                 "pid %d (uid %u) %s \"%s\" %s, through nothing of it that /proc shows (a ring "
+                 "with neither fd nor mapping, a file received in flight): killed",
+                 (int) pid, (unsigned) uid, did, n->path,
+                 looked ? "again" : "after the devices changed hands");
+}
+
+/* Whether a look that counted C found what the access could have been
+ * made through: a hold it cut off, or one it left working. An O_PATH fd
+ * or an input fd revoked before moves no data: a process with only those
+ * made the access through something the look cannot see. */
+static bool explained(const struct xdev_sweep_counts *c) {
+        return c->revoked + c->demoted + c->terminated > 0 || c->holders > c->spent;
+}
+
 /* PID, which may not touch N, read it (or, WROTE, wrote it): looked at
- * as the pass after the lock looks, and what it holds cut off; killed at
- * its next access when the look finds nothing. */
+ * as the pass after the lock looks, and what it holds cut off. When the
+ * look finds nothing, it is killed if the access came after the holder's
+ * change, else at its next access after the look. */
 static void strike(struct xdev_watch *w, struct xdev_ctx *ctx, const struct wnode *n, pid_t pid,
                    int pidfd, bool wrote) {
         struct suspect *s = suspect_of(w, pid);
-        bool second = s && s->batch < w->batch;
         struct xdev_proc_status st;
         struct xdev_sweep_counts c;
         const char *did = wrote ? "wrote" : "read";
+        bool late;
         int r;
 
-        if (s && (!second || xdev_now_ms() < s->quiet_until))
+        if (s && (w->marks_read < s->after || xdev_now_ms() < s->quiet_until))
                 return; /* reported before the look ended, or left to it */
         if (state_holder(w, ctx) < 0 || xdev_proc_status_read(w->procfd, pid, &st) < 0 ||
             !pidfd_alive(pidfd) || uids_may(w, &st))
                 return;
+        /* made after the look at it, or after what the holder's change
+         * cut off: not a read from before a cut-off, reported after it
+         * (but see c.stale below) */
+        late = s || w->marks_read >= w->switch_mark;
         w->counts.checked++;
         r = xdev_others_cut_off(ctx, pid, &c);
         if (r < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot look at pid %d, which %s \"%s\": %s",
                          (int) pid, did, n->path, strerror(-r));
-        } else if (c.holders > 0) {
+        } else if (explained(&c)) {
                 w->counts.cut++;
                 if (s)
                         xdev_debug(&ctx->log,
@@ -399,27 +520,28 @@ static void strike(struct xdev_watch *w, struct xdev_ctx *ctx, const struct wnod
                                 "pid %d (uid %u) %s \"%s\", which it may not touch: %u fd(s) revoked, %u terminated",
                                 (int) pid, (unsigned) st.uid[0], did, n->path, c.revoked,
                                 c.terminated);
-        } else if (!second) {
-                xdev_log(
-                        &ctx->log, LOG_NOTICE,
-                        "pid %d (uid %u) %s \"%s\", which it may not touch, and holds no fd, ring or mapping of it that /proc shows; it is killed if it does again",
-                        (int) pid, (unsigned) st.uid[0], did, n->path);
-        } else if (syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0) == 0) {
-                w->counts.killed++;
-                xdev_log(
-                        &ctx->log, LOG_WARNING,
-                        "pid %d (uid %u) %s \"%s\" again, holding nothing of it that /proc shows (a ring with neither fd nor mapping, a file received in flight): killed",
-                        (int) pid, (unsigned) st.uid[0], did, n->path);
-                suspect_drop(w, s);
-                queue_drain(w);
+        } else if (!late || (!s && c.stale > 0)) {
+                /* before the change; or through an fd of its that a cut-off
+                 * revoked as the read went on (a display server's read whose
+                 * copy waited for a page), reported after the mark */
+                xdev_log(&ctx->log, LOG_NOTICE,
+                         "pid %d (uid %u) %s \"%s\", which it may not touch, through nothing of it "
+                         "that /proc shows (%s); it is killed if it does again",
+                         (int) pid, (unsigned) st.uid[0], did, n->path,
+                         c.stale > 0 ? "but an fd revoked since"
+                                     : "no fd for I/O, ring or mapping");
+        } else {
+                kill_hidden(w, ctx, n, pid, pidfd, st.uid[0], did, s != NULL);
+                if (s)
+                        suspect_drop(w, s);
                 return;
         }
-        queue_drain(w);
-        suspect_add(w, pid, pidfd);
+        /* what it read before the look is reported up to the mark */
+        suspect_add(w, pid, pidfd, mark_next(w));
         /* what it holds was left to it, as the pass leaves it: looked at
          * again only once in WATCH_QUIET_MS, not at each access */
         s = suspect_of(w, pid);
-        if (s && r >= 0 && c.holders > 0 && c.revoked == 0 && c.terminated == 0)
+        if (s && r >= 0 && c.holders > c.spent && c.revoked == 0 && c.terminated == 0)
                 s->quiet_until = xdev_now_ms() + WATCH_QUIET_MS;
 }
 
@@ -471,7 +593,11 @@ static ssize_t queue_read(struct xdev_watch *w, struct xdev_ctx *ctx, char *buf,
 
         if (len <= 0)
                 return 0;
-        w->batch++;
+        if (ctx && w->drained) {
+                /* the queue was drained where a mark would be */
+                w->marks_read = w->marks_written;
+                w->drained = false;
+        }
         for (const struct fanotify_event_metadata *m = (const void *) buf; FAN_EVENT_OK(m, len);
              m = FAN_EVENT_NEXT(m, len)) {
                 const struct fanotify_event_info_fid *fid;
@@ -480,10 +606,19 @@ static ssize_t queue_read(struct xdev_watch *w, struct xdev_ctx *ctx, char *buf,
                 if (m->vers != FANOTIFY_METADATA_VERSION)
                         break;
                 if (m->mask & FAN_Q_OVERFLOW) {
+                        /* the marks written and not read were lost
+                         * with the accesses made while it was full */
                         w->counts.lost++;
+                        mark_read(w, true);
                         continue;
                 }
                 event_parse(m, &fid, &pidfd);
+                if (fid && is_mark(w, fid)) {
+                        mark_read(w, false);
+                        if (pidfd >= 0)
+                                (void) close(pidfd);
+                        continue;
+                }
                 w->counts.events++;
                 if (ctx)
                         event_one(w, ctx, m, fid, pidfd);

@@ -4,10 +4,11 @@
  * that moved data, and the process that made it. A process that may not
  * touch the node (not root's, not a system account's, not the holder's,
  * no right of its own to it) is looked at as the pass after the lock looks
- * at a process, and what it holds is cut off; one that reads or writes
- * again when that look found nothing, through a hold no read of /proc
- * shows (a ring with neither fd nor mapping, a file it received after
- * the sweep), is killed. */
+ * at a process, and what it holds is cut off. One that holds nothing
+ * that look can see (a ring with neither fd nor mapping, a file it
+ * received after the sweep) is killed when the access came after the
+ * last change of holder, or else at its next access after the look:
+ * marks the watch writes into its own queue tell which came after. */
 #pragma once
 
 #include <stdbool.h>
@@ -22,7 +23,8 @@ struct xdev_watch_counts {
         unsigned events;  /* reads and writes reported */
         unsigned checked; /* of processes that may not touch the node */
         unsigned cut;     /* looks that cut something off */
-        unsigned killed;  /* processes killed at their second access */
+        unsigned killed;  /* processes holding nothing /proc shows, killed at an
+                           * access after a change of holder or after their look */
         unsigned lost;    /* queue overflows (events lost) */
 };
 

@@ -1244,8 +1244,22 @@ int h_map_a_ring(void *data) {
         return 0;
 }
 
+char h_logbuf[16384];
+
+void h_log_capture(void *userdata, int priority, const char *fmt, va_list ap) {
+        size_t len = strlen(h_logbuf);
+
+        (void) userdata;
+        (void) priority;
+        if (len + 2 >= sizeof h_logbuf)
+                return;
+        (void) vsnprintf(h_logbuf + len, sizeof h_logbuf - len - 1, fmt, ap);
+        (void) strcat(h_logbuf, "\n");
+}
+
 int h_hide_a_ring(void *data) {
         static const char nul[1] = { 0 };
+        static char cued[1];
         static struct __kernel_timespec every;
         const struct h_hidden_arg *a = data;
         unsigned entries = 2 * a->n;
@@ -1258,14 +1272,17 @@ int h_hide_a_ring(void *data) {
         char *sq;
         struct io_uring_sqe *sqes;
 
-        if (ring < 0 || fd < 0 || params.sq_entries < entries)
+        if (ring < 0 || fd < 0 || params.sq_entries < entries ||
+            (a->keep_path && open(a->path, O_PATH | O_CLOEXEC) < 0))
                 return 12;
         sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
                   IORING_OFF_SQ_RING);
         sqes = mmap(NULL, sqe_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
                     IORING_OFF_SQES);
+        int files[2] = { fd, a->cue };
         if (sq == MAP_FAILED || sqes == MAP_FAILED ||
-            syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) < 0)
+            syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, files, a->cue > 0 ? 2 : 1) <
+                    0)
                 return 13;
         (void) close(fd);
         every.tv_sec = a->ms / 1000;
@@ -1273,7 +1290,14 @@ int h_hide_a_ring(void *data) {
         for (unsigned i = 0; i < entries; i++) {
                 struct io_uring_sqe *e = &sqes[i];
                 memset(e, 0, sizeof *e);
-                if (i % 2 == 0) {
+                if (i % 2 == 0 && a->cue > 0) {
+                        e->opcode = IORING_OP_READ;
+                        e->flags = IOSQE_FIXED_FILE;
+                        e->fd = 1;
+                        e->addr = (uint64_t) (uintptr_t) cued;
+                        e->len = 1;
+                        e->off = (uint64_t) -1;
+                } else if (i % 2 == 0) {
                         e->opcode = IORING_OP_TIMEOUT;
                         e->addr = (uint64_t) (uintptr_t) &every;
                         e->len = 1;
@@ -1295,8 +1319,10 @@ int h_hide_a_ring(void *data) {
         if (syscall(SYS_io_uring_enter, self.offset, entries, 0, IORING_ENTER_REGISTERED_RING, NULL,
                     0) != (long) entries)
                 return 15;
-        (void) munmap(sq, sq_len);
-        (void) munmap(sqes, sqe_len);
+        if (!a->keep_map) {
+                (void) munmap(sq, sq_len);
+                (void) munmap(sqes, sqe_len);
+        }
         (void) close(ring);
         return 0;
 }

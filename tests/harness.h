@@ -4,6 +4,7 @@
  * by the real libpam in child processes whose controlling tty is a real VT. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -212,9 +213,20 @@ int h_map_a_ring(void *data);
  * ms (a timeout hard-linked before each); then the ring's fd registered
  * in the ring and closed, and its mappings unmapped. The writes go on, and
  * nothing in /proc names the ring or PATH: no fd, no mapping. */
+/* What the core logged through H_LOG_CAPTURE (an xdev_log_fn), one line
+ * each; a test empties it first. */
+extern char h_logbuf[16384];
+void h_log_capture(void *userdata, int priority, const char *fmt, va_list ap)
+        __attribute__((format(printf, 3, 0)));
+
 struct h_hidden_arg {
         const char *path;
         unsigned n, ms;
+        /* > 0: a pipe's read end; each write waits for a byte of it
+         * instead of MS */
+        int cue;
+        bool keep_path; /* an O_PATH fd of PATH kept open: no hold */
+        bool keep_map;  /* the ring's mappings kept (its fd still closed) */
 };
 /* Returns 0, or non-zero when io_uring or a registered ring fd (Linux
  * 5.18) is unavailable. */

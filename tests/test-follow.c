@@ -45,6 +45,7 @@
 #include "harness.h"
 #include "runner.h"
 #include "step.h"
+#include "watch.h"
 
 #define WAIT_MS 10000
 
@@ -2364,47 +2365,170 @@ START_TEST(test_switch_ends_a_file_received_after_it) {
 }
 END_TEST
 
+#define WATCHING_LINE "xdevicesd: watching 1 input and console node(s)"
+
 /* A holder of alice's that no read of /proc shows: tty0 in a ring with
- * neither fd nor mapping, written to every 200 ms. No sweep can find it.
- * The daemon's watch on the nodes sees its writes after the switch to
- * bob, looks at it and finds nothing, and kills it at its next write.
- * Her process that writes /dev/null the same way and bob's that writes
- * tty0 live: the one touches no shared node, the other holds it. */
+ * neither fd nor mapping, each write of it made when the test cues it,
+ * and beside it an O_PATH fd of tty0, which moves no data. No sweep can
+ * find it. Its write while she holds tty0 is hers to make;
+ * the daemon's watch sees its first write after the switch to bob, looks
+ * at it, finds nothing, and kills it there: the write came after the
+ * switch's mark in the watch's queue. Her process that writes /dev/null
+ * every 200 ms and bob's that writes tty0 live: the one touches no
+ * shared node, the other holds it. */
 START_TEST(test_switch_ends_a_holder_no_read_of_proc_shows) {
         h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
-        struct h_hidden_arg tty0 = { "/dev/tty0", 20, 200 }, null = { "/dev/null", 20, 200 };
+        int cue[2];
+        ck_assert_int_eq(pipe2(cue, O_CLOEXEC), 0);
+        struct h_hidden_arg tty0 = { "/dev/tty0", 4, 0, cue[0], true, false },
+                            null = { "/dev/null", 20, 200, 0, false, false },
+                            bobs = { "/dev/tty0", 20, 200, 0, false, false };
         struct h_session *a, *b;
         tty0_pair_start_with(&a, &b, "--test-watch-console");
         pid_t h = h_holder_spawn(h_hide_a_ring, &tty0, H_UID_ALICE, false);
         pid_t n = h_holder_spawn(h_hide_a_ring, &null, H_UID_ALICE, false);
         ck_assert_msg(h > 0 && n > 0, "no io_uring with a registered ring fd here");
-        /* her writes while she holds tty0 are hers to make */
-        (void) usleep(600 * 1000);
+        ck_assert_int_eq(write(cue[1], "w", 1), 1);
+        (void) usleep(300 * 1000);
         ck_assert_int_eq(kill(h, 0), 0);
+        char *log = read_text(H_ROOT "/xdevicesd.log");
+        unsigned told = lines_count(log, WATCHING_LINE);
+        free(log);
 
         tty0_switch(h_vt + 1, H_UID_BOB, "bob");
-        pid_t bh = h_holder_spawn(h_hide_a_ring, &tty0, H_UID_BOB, false);
+        /* the watch has heard of the switch: its mark is in the queue */
+        free(wait_log_lines(WATCHING_LINE, told + 1));
+        pid_t bh = h_holder_spawn(h_hide_a_ring, &bobs, H_UID_BOB, false);
+        ck_assert_int_eq(write(cue[1], "w", 1), 1);
         bool gone = h_wait_exit(h, 5000, NULL);
         (void) usleep(600 * 1000);
         bool n_lives = kill(n, 0) == 0, b_lives = bh > 0 && kill(bh, 0) == 0;
         ck_assert_int_eq(daemon_stop(SIGTERM), 0);
-        char *log = read_text(H_ROOT "/xdevicesd.log");
-        char pid_n[32], pid_b[32];
+        log = read_text(H_ROOT "/xdevicesd.log");
+        char pid_n[32], pid_b[32], killed[96], warned[32];
         (void) snprintf(pid_n, sizeof pid_n, "pid %d ", (int) n);
         (void) snprintf(pid_b, sizeof pid_b, "pid %d ", (int) bh);
-        ck_assert_msg(gone, "alice's hidden writer of tty0 survived the switch to bob:\n%s",
+        (void) snprintf(killed, sizeof killed,
+                        "pid %d (uid %u) wrote \"/dev/tty0\" after the devices changed hands",
+                        (int) h, (unsigned) H_UID_ALICE);
+        (void) snprintf(warned, sizeof warned, "pid %d (uid", (int) h);
+        ck_assert_msg(gone,
+                      "alice's hidden writer of tty0 survived its write after the switch:\n%s",
                       log ? log : "");
-        ck_assert_msg(log && strstr(log, "holds no fd, ring or mapping of it") &&
-                              strstr(log, "again, holding nothing of it that /proc shows"),
-                      "log: %s", log ? log : "");
+        const char *first = log ? strstr(log, warned) : NULL;
+        ck_assert_msg(first && strstr(first, killed) == first && !strstr(first + 1, warned),
+                      "it was not killed at its first write after the switch, or said twice:\n%s",
+                      log ? log : "");
         ck_assert_msg(n_lives && b_lives && !strstr(log, pid_n) && !strstr(log, pid_b),
                       "her /dev/null writer (%s) or bob's tty0 writer (%s) was touched:\n%s",
                       n_lives ? "lives" : "gone", b_lives ? "lives" : "gone", log);
         free(log);
+        (void) close(cue[0]);
+        (void) close(cue[1]);
         h_wait_exit(n, 0, NULL);
         h_wait_exit(bh, 0, NULL);
         ck_assert_int_eq(h_session_close(b), PAM_SUCCESS);
         ck_assert_int_eq(h_session_close(a), PAM_SUCCESS);
+}
+END_TEST
+
+/* Cues the hidden writer of CUE (a pipe's write end; its read end READ)
+ * and waits until its ring took the cue, then a little for the write it
+ * sets off. */
+static void cue_write(int cue, int read_end) {
+        int left = 1;
+        ck_assert_int_eq(write(cue, "w", 1), 1);
+        for (int i = 0; i < 500 && left > 0; i++) {
+                (void) usleep(10 * 1000);
+                ck_assert_int_eq(ioctl(read_end, FIONREAD, &left), 0);
+        }
+        ck_assert_msg(left == 0, "the hidden writer did not take its cue");
+        (void) usleep(100 * 1000);
+}
+
+/* The watch (here in this process, as xdevicesd runs it) tells an access
+ * made before a change of holder, and read from its queue after the
+ * change, from one made after: two hidden writers of alice's (rings with
+ * neither fd nor mapping), the one's write made while she holds tty0,
+ * the other's after the switch to bob, both read from the queue in one
+ * go after the switch. The early one is looked at, said and spared (its
+ * write was hers to make); the late one, which keeps an O_PATH fd of tty0
+ * beside its ring, is killed at that write. A look at one no longer drops
+ * what the queue holds of another, and an O_PATH fd shields nobody. A
+ * third writer, of uid 1500, keeps its ring mapped (its fd closed): the
+ * look reads its maps, and it is ended as unreachable. */
+START_TEST(test_watch_tells_an_access_before_a_switch_from_one_after) {
+        h_fresh("devices = glob\nglob = console:/dev/tty0\nconsole = rw\nlogind = ignore\n", NULL);
+        int early[2], late[2], mapped[2];
+        ck_assert(pipe2(early, O_CLOEXEC) == 0 && pipe2(late, O_CLOEXEC) == 0 &&
+                  pipe2(mapped, O_CLOEXEC) == 0);
+        struct h_hidden_arg ea = { "/dev/tty0", 1, 0, early[0], false, false },
+                            la = { "/dev/tty0", 1, 0, late[0], true, false },
+                            ma = { "/dev/tty0", 1, 0, mapped[0], false, true };
+        struct xdev_watch *w = NULL;
+        struct followed f;
+        int status = 0;
+
+        h_set_active_vt(h_vt);
+        followed_open(&f);
+        ck_assert(f.res->has_holder && f.res->holder == H_UID_ALICE);
+        pid_t e = h_holder_spawn(h_hide_a_ring, &ea, H_UID_ALICE, false);
+        pid_t l = h_holder_spawn(h_hide_a_ring, &la, H_UID_ALICE, false);
+        pid_t m = h_holder_spawn(h_hide_a_ring, &ma, 1500, false);
+        ck_assert_msg(e > 0 && l > 0 && m > 0, "no io_uring with a registered ring fd here");
+        h_logbuf[0] = '\0';
+        f.ctx.log = (struct xdev_log) { .fn = h_log_capture };
+        ck_assert_int_eq(xdev_watch_open(&w, true), 0);
+        ck_assert_int_eq(xdev_watch_nodes(w, &f.ctx), 1);
+        xdev_watch_holder(w, true, H_UID_ALICE);
+        cue_write(early[1], early[0]);
+
+        h_set_active_vt(h_vt + 1);
+        ck_assert_int_eq(xdev_follow_update(&f.ctx, &f.self, f.res), 0);
+        xdev_fd_bin_empty(&f.res->bin);
+        ck_assert(f.res->has_holder && f.res->holder == H_UID_BOB);
+        xdev_watch_holder(w, true, H_UID_BOB);
+        cue_write(late[1], late[0]);
+        cue_write(mapped[1], mapped[0]);
+        struct pollfd p = { .fd = xdev_watch_fd(w), .events = POLLIN };
+        while (poll(&p, 1, 0) > 0)
+                xdev_watch_read(w, &f.ctx);
+
+        struct xdev_watch_counts c = xdev_watch_counts(w);
+        bool killed = h_wait_exit(l, 5000, &status);
+        bool spared = kill(e, 0) == 0;
+        bool ended = h_wait_exit(m, 5000, NULL);
+        xdev_watch_free(w);
+        (void) kill(e, SIGKILL);
+        (void) waitpid(e, NULL, 0);
+        ck_assert_msg(killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+                      "the writer after the switch was not killed (checked %u, killed %u):\n%s",
+                      c.checked, c.killed, h_logbuf);
+        ck_assert_msg(spared, "the writer before the switch was killed:\n%s", h_logbuf);
+        char unreachable[48];
+        (void) snprintf(unreachable, sizeof unreachable, "pid %d (", (int) m);
+        const char *mline = strstr(h_logbuf, unreachable);
+        ck_assert_msg(ended && mline && strstr(mline, "no fd left"),
+                      "uid 1500's writer with its ring mapped and no fd of it was not ended as "
+                      "unreachable:\n%s",
+                      h_logbuf);
+        char said[64], gone[128];
+        (void) snprintf(said, sizeof said, "pid %d (uid %u) wrote \"/dev/tty0\", which it may",
+                        (int) e, (unsigned) H_UID_ALICE);
+        (void) snprintf(gone, sizeof gone,
+                        "pid %d (uid %u) wrote \"/dev/tty0\" after the devices changed hands",
+                        (int) l, (unsigned) H_UID_ALICE);
+        ck_assert_msg(strstr(h_logbuf, said) && strstr(h_logbuf, gone), "log:\n%s", h_logbuf);
+        ck_assert_uint_eq(c.checked, 3);
+        ck_assert_uint_eq(c.killed, 1);
+        for (int i = 0; i < 2; i++) {
+                (void) close(early[i]);
+                (void) close(late[i]);
+                (void) close(mapped[i]);
+        }
+        h_set_active_vt(h_vt);
+        followed_close(&f);
+        h_snap_free(&f.before);
 }
 END_TEST
 
@@ -2491,6 +2615,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_switch_leaves_a_crowd_of_idle_processes);
         tcase_add_test(tc, test_switch_ends_a_subuid_ring_with_no_fd);
         tcase_add_test(tc, test_switch_ends_a_holder_no_read_of_proc_shows);
+        tcase_add_test(tc, test_watch_tells_an_access_before_a_switch_from_one_after);
         tcase_add_test(tc, test_switch_ends_a_file_received_after_it);
         tcase_add_test(tc, test_switch_hands_over_a_node_the_ledger_lacked);
         tcase_add_test(tc, test_deferred_enumeration_serves_only_the_vt_in_front);

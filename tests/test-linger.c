@@ -42,20 +42,7 @@
 #include "uring.h"
 #include "runner.h"
 
-static char logbuf[16384];
-
-static XDEV_PRINTF(3, 0) void log_capture(void *userdata, int priority, const char *fmt,
-                                          va_list ap) {
-        size_t len = strlen(logbuf);
-        (void) userdata;
-        (void) priority;
-        if (len + 2 >= sizeof logbuf)
-                return;
-        (void) vsnprintf(logbuf + len, sizeof logbuf - len - 1, fmt, ap);
-        strcat(logbuf, "\n");
-}
-
-static const struct xdev_log test_log = { .fn = log_capture };
+static const struct xdev_log test_log = { .fn = h_log_capture };
 
 struct holder {
         pid_t pid;
@@ -228,7 +215,7 @@ static struct xdev_sweep_target vt_target;
 
 static void fresh(void) {
         h_fresh(NULL, NULL);
-        logbuf[0] = '\0';
+        h_logbuf[0] = '\0';
         (void) snprintf(vtpath, sizeof vtpath, "/dev/tty%d", h_vt + 3);
         vt_target = (struct xdev_sweep_target) { .rdev = makedev(4, (unsigned) h_vt + 3),
                                                  .class = XDEV_CLASS_VT };
@@ -259,8 +246,8 @@ START_TEST(test_warn_logs_holder_and_leaves_it) {
         char want[128];
         snprintf(want, sizeof want, "pid %d (\"test-linger\", uid %u) still holds \"%s\"",
                  (int) h.pid, (unsigned) H_UID_ALICE, vtpath);
-        ck_assert_msg(strstr(logbuf, want) && strstr(logbuf, "lingering = warn"),
-                      "log lacks \"%s\": %s", want, logbuf);
+        ck_assert_msg(strstr(h_logbuf, want) && strstr(h_logbuf, "lingering = warn"),
+                      "log lacks \"%s\": %s", want, h_logbuf);
         holder_stop(&h);
 }
 END_TEST
@@ -274,7 +261,7 @@ START_TEST(test_kill_terminates_holder_with_sigterm) {
         h.reaped = true;
         ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGTERM, "status %#x",
                       h.status);
-        ck_assert_msg(strstr(logbuf, "sent SIGTERM"), "log: %s", logbuf);
+        ck_assert_msg(strstr(h_logbuf, "sent SIGTERM"), "log: %s", h_logbuf);
 }
 END_TEST
 
@@ -295,8 +282,8 @@ START_TEST(test_kill_sends_sigkill_after_grace) {
         h.reaped = true;
         ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL, "status %#x",
                       h.status);
-        ck_assert_msg(strstr(logbuf, "did not exit within 400 ms: sent SIGKILL"), "log: %s",
-                      logbuf);
+        ck_assert_msg(strstr(h_logbuf, "did not exit within 400 ms: sent SIGKILL"), "log: %s",
+                      h_logbuf);
 }
 END_TEST
 
@@ -308,7 +295,7 @@ START_TEST(test_revoke_leaves_holders_of_unrevocable_nodes) {
         ck_assert_uint_eq(c.left, 1);
         ck_assert_uint_eq(c.terminated, 0);
         ck_assert_msg(holder_alive(&h), "revoke killed the holder of a VT");
-        ck_assert_msg(strstr(logbuf, "not revocable, leaving it"), "log: %s", logbuf);
+        ck_assert_msg(strstr(h_logbuf, "not revocable, leaving it"), "log: %s", h_logbuf);
         holder_stop(&h);
 }
 END_TEST
@@ -358,7 +345,7 @@ START_TEST(test_only_uid_matches_every_uid_of_a_process) {
         struct holder nobody = holder_start(vtpath, 65534, false);
         struct xdev_sweep_opts o = { .has_only = true, .only_uid = H_UID_ALICE };
         struct xdev_sweep_counts c = sweep(XDEV_LINGER_KILL, &o);
-        ck_assert_msg(c.holders == 2, "%u holders found, not 2:\n%s", c.holders, logbuf);
+        ck_assert_msg(c.holders == 2, "%u holders found, not 2:\n%s", c.holders, h_logbuf);
         ck_assert_msg(!holder_alive(&a), "alice's holder survived");
         ck_assert_msg(!holder_alive(&asu), "alice's setuid-root holder survived");
         ck_assert_msg(holder_alive(&carol), "carol's process was hit by alice's sweep");
@@ -393,7 +380,7 @@ START_TEST(test_root_daemon_with_a_borrowed_fsuid_is_not_swept) {
                 ck_assert_msg(alive && c.holders == 0,
                               "a root daemon with alice's fsuid was swept as hers (policy %d, %u "
                               "holders):\n%s",
-                              (int) policies[i], c.holders, logbuf);
+                              (int) policies[i], c.holders, h_logbuf);
         }
 }
 END_TEST
@@ -411,12 +398,12 @@ START_TEST(test_kill_user_ends_every_process_of_the_user) {
         ck_assert_msg(holder_alive(&idle), "kill-user ended a process at a VT switch");
         o.in_session = false;
         c = sweep(XDEV_LINGER_KILL_USER, &o);
-        ck_assert_msg(c.terminated == 1, "%u processes ended, not 1:\n%s", c.terminated, logbuf);
+        ck_assert_msg(c.terminated == 1, "%u processes ended, not 1:\n%s", c.terminated, h_logbuf);
         ck_assert_msg(
                 !holder_alive(&idle),
                 "alice's process survived kill-user (it ignores SIGTERM: SIGKILL must follow)");
         ck_assert_msg(holder_alive(&carol), "kill-user ended another user's process");
-        ck_assert_msg(strstr(logbuf, "lingering = kill-user"), "log: %s", logbuf);
+        ck_assert_msg(strstr(h_logbuf, "lingering = kill-user"), "log: %s", h_logbuf);
         holder_stop(&idle);
         holder_stop(&carol);
 }
@@ -433,7 +420,7 @@ START_TEST(test_io_uring_registered_file_is_found) {
         struct xdev_sweep_counts c = sweep(XDEV_LINGER_REVOKE, &o);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert_msg(!holder_alive(&h), "a process holding the node in an io_uring survived");
-        ck_assert_msg(strstr(logbuf, "io_uring"), "log: %s", logbuf);
+        ck_assert_msg(strstr(h_logbuf, "io_uring"), "log: %s", h_logbuf);
         holder_stop(&h);
 }
 END_TEST
@@ -459,17 +446,18 @@ START_TEST(test_io_uring_with_no_fd_left_is_unreachable) {
              plain_alive = holder_alive(&plain);
         holder_stop(&h);
         ck_assert_msg(gone, "a process holding the node in a ring with no fd left survived:\n%s",
-                      logbuf);
-        ck_assert_msg(ring_alive, "a ring with its fd, holding /dev/null, was ended:\n%s", logbuf);
-        ck_assert_msg(plain_alive, "a process without a ring was ended:\n%s", logbuf);
+                      h_logbuf);
+        ck_assert_msg(ring_alive, "a ring with its fd, holding /dev/null, was ended:\n%s",
+                      h_logbuf);
+        ck_assert_msg(plain_alive, "a process without a ring was ended:\n%s", h_logbuf);
         ck_assert_msg(c.holders == 1 && c.terminated == 1, "%u holders, %u ended, not 1:\n%s",
-                      c.holders, c.terminated, logbuf);
-        ck_assert_msg(strstr(logbuf, "no fd left"), "log: %s", logbuf);
+                      c.holders, c.terminated, h_logbuf);
+        ck_assert_msg(strstr(h_logbuf, "no fd left"), "log: %s", h_logbuf);
 
         /* at a VT switch (the user keeps her session): killed at once */
         h = holder_start_mapped_ring(vtpath, H_UID_ALICE, true);
         ck_assert_msg(h.pid > 0, "the holder at a switch did not start");
-        logbuf[0] = '\0';
+        h_logbuf[0] = '\0';
         struct xdev_sweep_opts sw = o;
         sw.in_session = true;
         c = sweep(XDEV_LINGER_KILL, &sw);
@@ -478,21 +466,21 @@ START_TEST(test_io_uring_with_no_fd_left_is_unreachable) {
         ck_assert_msg(gone && holder_alive(&ring) && holder_alive(&plain),
                       "at a switch: the ring with no fd left %s, the innocent ones %s:\n%s",
                       gone ? "ended" : "survived",
-                      holder_alive(&ring) && holder_alive(&plain) ? "left" : "ended", logbuf);
-        ck_assert_msg(strstr(logbuf, "SIGKILL, not cut off"), "log: %s", logbuf);
+                      holder_alive(&ring) && holder_alive(&plain) ? "left" : "ended", h_logbuf);
+        ck_assert_msg(strstr(h_logbuf, "SIGKILL, not cut off"), "log: %s", h_logbuf);
 
         /* warn: logged, left */
         h = holder_start_mapped_ring(vtpath, H_UID_ALICE, true);
         ck_assert_msg(h.pid > 0, "the second holder did not start");
-        logbuf[0] = '\0';
+        h_logbuf[0] = '\0';
         c = sweep(XDEV_LINGER_WARN, &o);
         bool alive = holder_alive(&h);
         holder_stop(&h);
         holder_stop(&ring);
         holder_stop(&plain);
-        ck_assert_msg(alive && c.terminated == 0, "warn ended a process:\n%s", logbuf);
-        ck_assert_msg(strstr(logbuf, "no fd left") && strstr(logbuf, "lingering = warn"),
-                      "warn did not log the ring with no fd left:\n%s", logbuf);
+        ck_assert_msg(alive && c.terminated == 0, "warn ended a process:\n%s", h_logbuf);
+        ck_assert_msg(strstr(h_logbuf, "no fd left") && strstr(h_logbuf, "lingering = warn"),
+                      "warn did not log the ring with no fd left:\n%s", h_logbuf);
 }
 END_TEST
 
@@ -527,7 +515,7 @@ START_TEST(test_io_uring_file_of_the_same_name_is_not_a_holder) {
         ck_assert_msg(alive && c.holders == 0,
                       "a ring holding a regular file named event1 was taken for a holder of "
                       "/dev/input/event1 (%u):\n%s",
-                      c.holders, logbuf);
+                      c.holders, h_logbuf);
 }
 END_TEST
 
@@ -551,13 +539,13 @@ START_TEST(test_o_path_fd_is_no_hold) {
                                              .only_uid = H_UID_ALICE,
                                              .in_session = sess[i],
                                              .grace_ms = XDEV_SWEEP_GRACE_MAX_MS };
-                logbuf[0] = '\0';
+                h_logbuf[0] = '\0';
                 ck_assert_int_eq(xdev_sweep_run(&in, 1, &o, &test_log, &c), 0);
                 bool alive = holder_alive(&h);
                 holder_stop(&h);
                 ck_assert_msg(alive && c.terminated == 0,
                               "a process holding only an O_PATH fd of event1 was ended (%s):\n%s",
-                              sess[i] ? "switch, revoke" : "logout, kill", logbuf);
+                              sess[i] ? "switch, revoke" : "logout, kill", h_logbuf);
         }
 }
 END_TEST
@@ -645,7 +633,7 @@ START_TEST(test_io_uring_with_its_lock_held_is_unreachable) {
         holder_stop(&h);
         ck_assert_msg(!alive && c.holders == 1,
                       "a ring whose lock was held hid %s: its holder %s (%u holders):\n%s", vtpath,
-                      alive ? "survived the switch" : "ended", c.holders, logbuf);
+                      alive ? "survived the switch" : "ended", c.holders, h_logbuf);
 }
 END_TEST
 
@@ -756,12 +744,12 @@ START_TEST(test_a_held_map_lock_does_not_stall_the_sweep) {
         (void) kill(server, SIGKILL);
         holder_stop(&h);
         holder_stop(&plain);
-        const char *line = strstr(logbuf, killed);
+        const char *line = strstr(h_logbuf, killed);
         ck_assert_msg(line && strstr(line, "did not come back in time") &&
                               strstr(line, "sent SIGKILL, not cut off") && plain_alive,
                       "the process with its map lock held was not sent SIGKILL, or the other "
                       "was ended (%s; %.0f ms):\n%s",
-                      plain_alive ? "left" : "ended", took, logbuf);
+                      plain_alive ? "left" : "ended", took, h_logbuf);
         ck_assert_uint_eq(c.holders, 1);
 }
 END_TEST
@@ -778,19 +766,19 @@ START_TEST(test_io_uring_padded_past_any_read_is_found) {
                         return;
                 }
                 ck_assert_msg(h.pid != 0, "no ring padded with %u files", pads[i]);
-                logbuf[0] = '\0';
+                h_logbuf[0] = '\0';
                 struct xdev_sweep_opts o = { .has_only = true,
                                              .only_uid = H_UID_ALICE,
                                              .in_session = true };
                 struct xdev_sweep_counts c = sweep(XDEV_LINGER_REVOKE, &o);
                 ck_assert_msg(c.holders == 1 && c.terminated == 1,
                               "pad %u: %u holders, %u terminated:\n%s", pads[i], c.holders,
-                              c.terminated, logbuf);
+                              c.terminated, h_logbuf);
                 ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
                 h.reaped = true;
                 ck_assert_msg(WIFSIGNALED(h.status) && WTERMSIG(h.status) == SIGKILL,
                               "pad %u: the ring's holder did not end by SIGKILL", pads[i]);
-                ck_assert_msg(strstr(logbuf, "io_uring"), "log: %s", logbuf);
+                ck_assert_msg(strstr(h_logbuf, "io_uring"), "log: %s", h_logbuf);
         }
 }
 END_TEST
@@ -863,17 +851,17 @@ START_TEST(test_process_over_the_scan_budget_is_terminated) {
         struct holder under = holder_start_tables(vtpath, H_UID_ALICE, 4, per);
         struct xdev_sweep_counts c = sweep(XDEV_LINGER_REVOKE, &o);
         ck_assert_msg(c.holders == 1 && c.terminated == 0 && holder_alive(&under),
-                      "a process under the scan budget was ended:\n%s", logbuf);
+                      "a process under the scan budget was ended:\n%s", h_logbuf);
         holder_stop(&under);
-        logbuf[0] = '\0';
+        h_logbuf[0] = '\0';
         struct holder h = holder_start_tables(vtpath, H_UID_ALICE, over, per);
         c = sweep(XDEV_LINGER_REVOKE, &o);
         ck_assert_msg(c.holders == 1 && c.terminated == 1,
                       "%u holders, %u terminated with %u tables of %u fds:\n%s", c.holders,
-                      c.terminated, over, per, logbuf);
+                      c.terminated, over, per, h_logbuf);
         ck_assert_int_eq(waitpid(h.pid, &h.status, 0), h.pid);
         h.reaped = true;
-        ck_assert_msg(strstr(logbuf, "scan budget"), "log: %s", logbuf);
+        ck_assert_msg(strstr(h_logbuf, "scan budget"), "log: %s", h_logbuf);
 }
 END_TEST
 
@@ -913,7 +901,8 @@ START_TEST(test_fd_in_a_thread_own_fd_table_is_found) {
         struct holder h = holder_start_hidden(vtpath, H_UID_ALICE);
         struct xdev_sweep_counts c = sweep(XDEV_LINGER_WARN, NULL);
         ck_assert_uint_eq(c.holders, 1);
-        ck_assert_msg(strstr(logbuf, "in its own fd table; lingering = warn"), "log: %s", logbuf);
+        ck_assert_msg(strstr(h_logbuf, "in its own fd table; lingering = warn"), "log: %s",
+                      h_logbuf);
         ck_assert(holder_alive(&h));
         c = sweep(XDEV_LINGER_KILL, NULL);
         ck_assert_uint_eq(c.terminated, 1);
@@ -1056,7 +1045,7 @@ START_TEST(test_holder_of_too_many_fds_is_terminated) {
         struct xdev_sweep_counts c = sweep(XDEV_LINGER_REVOKE, NULL);
         ck_assert_uint_eq(c.holders, 1);
         ck_assert_uint_eq(c.terminated, 1);
-        ck_assert_msg(strstr(logbuf, "too many fds to revoke one by one"), "log: %s", logbuf);
+        ck_assert_msg(strstr(h_logbuf, "too many fds to revoke one by one"), "log: %s", h_logbuf);
         ck_assert(!holder_alive(&h));
         holder_stop(&h);
 }

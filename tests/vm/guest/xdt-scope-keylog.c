@@ -24,12 +24,15 @@
  *       as handed, but the process of TOUID takes the fd off its socket
  *       only once it gets SIGUSR1: until then the file is in flight, in
  *       no process's fd table.
- *   xdt-scope-keylog hidden TAG UID NODE
+ *   xdt-scope-keylog hidden TAG UID NODE [shield]
  *       as UID, keeps NODE only in an io_uring that no read of /proc
  *       shows: HIDDEN_READS reads of one event each queued on it, the
  *       ring's fd registered in the ring and closed, its mappings
  *       unmapped, NODE's fd closed. The reads complete into its own
- *       memory, which it watches: "key CODE" per key press.
+ *       memory, which it watches: "key CODE" per key press. With
+ *       "shield" it also keeps an O_PATH fd of NODE, which moves no
+ *       data; with "stale" an fd of NODE opened for reading that it
+ *       never reads (a switch revokes it).
  *   xdt-scope-keylog fat TAG UID N
  *       opens /dev/null N times, then runs as UID holding no device
  *       (a browser or a build with many fds).
@@ -255,6 +258,12 @@ int main(int argc, char **argv) {
                 int fd = open(argv[4], O_RDONLY | O_CLOEXEC);
                 if (fd < 0)
                         die("open");
+                if (argc >= 6 && strcmp(argv[5], "shield") == 0 &&
+                    open(argv[4], O_PATH | O_CLOEXEC) < 0)
+                        die("open (O_PATH)");
+                if (argc >= 6 && strcmp(argv[5], "stale") == 0 &&
+                    open(argv[4], O_RDONLY | O_CLOEXEC) < 0)
+                        die("open (stale)");
                 read_keys_hidden(fd);
         }
         if (strcmp(argv[1], "clone-parent") == 0) {
