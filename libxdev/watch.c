@@ -44,10 +44,10 @@
 #define WATCH_QUIET_MS 10000
 /* Reads of the queue a call to xdev_watch_read makes at most. */
 #define WATCH_READS_PER_CALL 16
-/* Marks the queue may hold at once: each of its own file, as the kernel
+/* Stamps the queue may hold at once: each of its own file, as the kernel
  * merges an event into a like one still queued (same object, same
  * process) */
-#define WATCH_MARKS 4
+#define WATCH_STAMPS 4
 
 struct wnode {
         int fd; /* O_PATH: the object of the mark */
@@ -65,8 +65,8 @@ struct wnode {
 struct suspect {
         pid_t pid;
         int pidfd;
-        unsigned long after; /* its accesses after this mark (of the
-                              * marks read) come after the look */
+        unsigned long after; /* its accesses after this stamp (of the
+                              * stamps read) come after the look */
         double quiet_until;  /* CLOCK_MONOTONIC ms: what it holds was left
                               * to it (not revocable; lingering = warn) */
 };
@@ -88,15 +88,15 @@ struct xdev_watch {
         bool has_holder;
         uid_t holder;
         uid_t system_uid_max;
-        /* Marks in the queue (doc/DESIGN.md §3.5.11): unnamed files of
+        /* Stamps in the queue (doc/DESIGN.md §3.5.11): unnamed files of
          * the state directory's, written by the watch in turn; the event
          * of each write comes after every access made before it. */
-        struct wnode marks[WATCH_MARKS];
-        size_t n_marks; /* 0: none, the queue drained instead */
-        unsigned long marks_read, marks_written, marks_wanted;
-        bool drained;              /* (no mark) since the last read of it */
-        bool mark_said;            /* that there is none */
-        unsigned long switch_mark; /* the mark after the holder's change */
+        struct wnode stamps[WATCH_STAMPS];
+        size_t n_stamps; /* 0: none, the queue drained instead */
+        unsigned long stamps_read, stamps_written, stamps_wanted;
+        bool drained;               /* (no stamp) since the last read of it */
+        bool stamp_said;            /* that there is none */
+        unsigned long switch_stamp; /* the stamp after the holder's change */
         struct suspect suspects[WATCH_SUSPECTS_MAX];
         size_t n_suspects;
         struct xdev_watch_counts counts;
@@ -131,8 +131,8 @@ void xdev_watch_free(struct xdev_watch *w) {
                 (void) close(w->suspects[i].pidfd);
         for (size_t i = 0; i < w->n_freed; i++)
                 (void) close(w->freed[i].pidfd);
-        for (size_t i = 0; i < w->n_marks; i++)
-                (void) close(w->marks[i].fd);
+        for (size_t i = 0; i < w->n_stamps; i++)
+                (void) close(w->stamps[i].fd);
         if (w->fd >= 0)
                 (void) close(w->fd);
         if (w->procfd >= 0)
@@ -148,7 +148,7 @@ struct xdev_watch_counts xdev_watch_counts(const struct xdev_watch *w) {
         return w->counts;
 }
 
-static unsigned long mark_next(struct xdev_watch *w);
+static unsigned long stamp_next(struct xdev_watch *w);
 
 void xdev_watch_holder(struct xdev_watch *w, bool has, uid_t uid) {
         if (has != w->has_holder || uid != w->holder) {
@@ -157,9 +157,9 @@ void xdev_watch_holder(struct xdev_watch *w, bool has, uid_t uid) {
                         (void) close(w->freed[i].pidfd);
                 w->n_freed = 0;
                 /* what was cut off at the change was cut off before
-                 * this mark: an access after it comes from a hold the
+                 * this stamp: an access after it comes from a hold the
                  * cut-off did not see */
-                w->switch_mark = mark_next(w);
+                w->switch_stamp = stamp_next(w);
         }
         w->has_holder = has;
         w->holder = uid;
@@ -226,14 +226,14 @@ static int watch_one(struct xdev_watch *w, const char *path, enum xdev_class cla
         return 0;
 }
 
-/* Opens the marks: unnamed files of DIR (the state directory, root's
+/* Opens the stamps: unnamed files of DIR (the state directory, root's
  * alone), each marked for its writes and named in events by its handle;
  * all of them, or none. */
-static int marks_open(struct xdev_watch *w, const char *dir) {
+static int stamps_open(struct xdev_watch *w, const char *dir) {
         int r = 0;
 
-        while (w->n_marks < WATCH_MARKS && r == 0) {
-                struct wnode *m = &w->marks[w->n_marks];
+        while (w->n_stamps < WATCH_STAMPS && r == 0) {
+                struct wnode *m = &w->stamps[w->n_stamps];
                 m->fd = open(dir, O_TMPFILE | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600);
                 if (m->fd < 0)
                         r = -errno;
@@ -241,12 +241,12 @@ static int marks_open(struct xdev_watch *w, const char *dir) {
                          fanotify_mark(w->fd, FAN_MARK_ADD, FAN_MODIFY, m->fd, NULL) < 0)
                         r = -errno;
                 if (r == 0)
-                        w->n_marks++;
+                        w->n_stamps++;
                 else if (m->fd >= 0)
                         (void) close(m->fd);
         }
-        for (; r < 0 && w->n_marks > 0; w->n_marks--)
-                (void) close(w->marks[w->n_marks - 1].fd);
+        for (; r < 0 && w->n_stamps > 0; w->n_stamps--)
+                (void) close(w->stamps[w->n_stamps - 1].fd);
         return r;
 }
 
@@ -257,10 +257,10 @@ int xdev_watch_nodes(struct xdev_watch *w, struct xdev_ctx *ctx) {
 
         if (r < 0)
                 return r;
-        if (w->n_marks == 0 && !w->mark_said && (r = marks_open(w, ctx->statedir)) < 0) {
-                w->mark_said = true;
+        if (w->n_stamps == 0 && !w->stamp_said && (r = stamps_open(w, ctx->statedir)) < 0) {
+                w->stamp_said = true;
                 xdev_log(&ctx->log, LOG_WARNING,
-                         "the watch on the input nodes cannot mark its queue in \"%s\" (%s): "
+                         "the watch on the input nodes cannot stamp its queue in \"%s\" (%s): "
                          "it drops what the queue holds at a change of holder instead",
                          ctx->statedir, strerror(-r));
         }
@@ -299,10 +299,10 @@ static bool names(const struct wnode *n, const struct fanotify_event_info_fid *f
                 memcmp(n->handle, fh->f_handle, n->handle_bytes) == 0;
 }
 
-/* Whether the event's FID names one of the marks. */
-static bool is_mark(const struct xdev_watch *w, const struct fanotify_event_info_fid *fid) {
-        for (size_t i = 0; i < w->n_marks; i++)
-                if (names(&w->marks[i], fid))
+/* Whether the event's FID names one of the stamps. */
+static bool is_stamp(const struct xdev_watch *w, const struct fanotify_event_info_fid *fid) {
+        for (size_t i = 0; i < w->n_stamps; i++)
+                if (names(&w->stamps[i], fid))
                         return true;
         return false;
 }
@@ -381,7 +381,7 @@ static void suspect_drop(struct xdev_watch *w, struct suspect *s) {
         *s = w->suspects[--w->n_suspects];
 }
 
-/* Keeps PID (PIDFD, duplicated) as looked at before the mark AFTER; the
+/* Keeps PID (PIDFD, duplicated) as looked at before the stamp AFTER; the
  * oldest goes when the table is full. */
 static void suspect_add(struct xdev_watch *w, pid_t pid, int pidfd, unsigned long after) {
         struct suspect *s = suspect_of(w, pid);
@@ -425,34 +425,35 @@ static int state_holder(struct xdev_watch *w, struct xdev_ctx *ctx) {
         return r < 0 ? r : 0;
 }
 
-/* Reads and drops what the queue holds (with no mark). */
+/* Reads and drops what the queue holds (with no stamp). */
 static void queue_drain(struct xdev_watch *w);
 
-/* The next mark: its write's event comes after every access made until
- * now. Written now, or, when every mark's file has one in the queue, as
- * soon as the oldest is read. With no marks the queue is drained instead,
- * and the next read of it starts after the mark it stands for. Returns the
- * mark's ordinal. */
-static unsigned long mark_next(struct xdev_watch *w) {
-        if (w->n_marks > 0 && w->marks_written - w->marks_read >= w->n_marks)
-                return w->marks_wanted = w->marks_written + 1;
-        if (w->n_marks > 0 && pwrite(w->marks[w->marks_written % w->n_marks].fd, "m", 1, 0) == 1)
-                return ++w->marks_written;
+/* The next stamp: its write's event comes after every access made until
+ * now. Written now, or, when every stamp's file has one in the queue, as
+ * soon as the oldest is read. With no stamps the queue is drained instead,
+ * and the next read of it starts after the stamp it stands for. Returns the
+ * stamp's ordinal. */
+static unsigned long stamp_next(struct xdev_watch *w) {
+        if (w->n_stamps > 0 && w->stamps_written - w->stamps_read >= w->n_stamps)
+                return w->stamps_wanted = w->stamps_written + 1;
+        if (w->n_stamps > 0 &&
+            pwrite(w->stamps[w->stamps_written % w->n_stamps].fd, "m", 1, 0) == 1)
+                return ++w->stamps_written;
         queue_drain(w);
         w->drained = true;
-        return ++w->marks_written;
+        return ++w->stamps_written;
 }
 
-/* A mark read from the queue (ALL: every mark written, after an overflow
+/* A stamp read from the queue (ALL: every stamp written, after an overflow
  * of the queue, which lost the ones behind it); the next one written if
  * it is wanted. */
-static void mark_read(struct xdev_watch *w, bool all) {
+static void stamp_read(struct xdev_watch *w, bool all) {
         if (all)
-                w->marks_read = w->marks_written;
-        else if (w->marks_read < w->marks_written)
-                w->marks_read++;
-        if (w->marks_wanted > w->marks_written)
-                (void) mark_next(w);
+                w->stamps_read = w->stamps_written;
+        else if (w->stamps_read < w->stamps_written)
+                w->stamps_read++;
+        if (w->stamps_wanted > w->stamps_written)
+                (void) stamp_next(w);
 }
 
 /* PID (PIDFD) may not touch N and holds nothing of it /proc shows that
@@ -494,7 +495,7 @@ static void strike(struct xdev_watch *w, struct xdev_ctx *ctx, const struct wnod
         bool late;
         int r;
 
-        if (s && (w->marks_read < s->after || xdev_now_ms() < s->quiet_until))
+        if (s && (w->stamps_read < s->after || xdev_now_ms() < s->quiet_until))
                 return; /* reported before the look ended, or left to it */
         if (state_holder(w, ctx) < 0 || xdev_proc_status_read(w->procfd, pid, &st) < 0 ||
             !pidfd_alive(pidfd) || uids_may(w, &st))
@@ -502,7 +503,7 @@ static void strike(struct xdev_watch *w, struct xdev_ctx *ctx, const struct wnod
         /* made after the look at it, or after what the holder's change
          * cut off: not a read from before a cut-off, reported after it
          * (but see c.stale below) */
-        late = s || w->marks_read >= w->switch_mark;
+        late = s || w->stamps_read >= w->switch_stamp;
         w->counts.checked++;
         r = xdev_others_cut_off(ctx, pid, &c);
         if (r < 0) {
@@ -523,7 +524,7 @@ static void strike(struct xdev_watch *w, struct xdev_ctx *ctx, const struct wnod
         } else if (!late || (!s && c.stale > 0)) {
                 /* before the change; or through an fd of its that a cut-off
                  * revoked as the read went on (a display server's read whose
-                 * copy waited for a page), reported after the mark */
+                 * copy waited for a page), reported after the stamp */
                 xdev_log(&ctx->log, LOG_NOTICE,
                          "pid %d (uid %u) %s \"%s\", which it may not touch, through nothing of it "
                          "that /proc shows (%s); it is killed if it does again",
@@ -536,8 +537,8 @@ static void strike(struct xdev_watch *w, struct xdev_ctx *ctx, const struct wnod
                         suspect_drop(w, s);
                 return;
         }
-        /* what it read before the look is reported up to the mark */
-        suspect_add(w, pid, pidfd, mark_next(w));
+        /* what it read before the look is reported up to the stamp */
+        suspect_add(w, pid, pidfd, stamp_next(w));
         /* what it holds was left to it, as the pass leaves it: looked at
          * again only once in WATCH_QUIET_MS, not at each access */
         s = suspect_of(w, pid);
@@ -594,8 +595,8 @@ static ssize_t queue_read(struct xdev_watch *w, struct xdev_ctx *ctx, char *buf,
         if (len <= 0)
                 return 0;
         if (ctx && w->drained) {
-                /* the queue was drained where a mark would be */
-                w->marks_read = w->marks_written;
+                /* the queue was drained where a stamp would be */
+                w->stamps_read = w->stamps_written;
                 w->drained = false;
         }
         for (const struct fanotify_event_metadata *m = (const void *) buf; FAN_EVENT_OK(m, len);
@@ -606,15 +607,15 @@ static ssize_t queue_read(struct xdev_watch *w, struct xdev_ctx *ctx, char *buf,
                 if (m->vers != FANOTIFY_METADATA_VERSION)
                         break;
                 if (m->mask & FAN_Q_OVERFLOW) {
-                        /* the marks written and not read were lost
+                        /* the stamps written and not read were lost
                          * with the accesses made while it was full */
                         w->counts.lost++;
-                        mark_read(w, true);
+                        stamp_read(w, true);
                         continue;
                 }
                 event_parse(m, &fid, &pidfd);
-                if (fid && is_mark(w, fid)) {
-                        mark_read(w, false);
+                if (fid && is_stamp(w, fid)) {
+                        stamp_read(w, false);
                         if (pidfd >= 0)
                                 (void) close(pidfd);
                         continue;
