@@ -109,8 +109,9 @@ struct proc {
         int uring_unlisted; /* an io_uring whose files the kernel did not list, or -1 */
         unsigned cost;      /* entries read, threads compared: XDEV_SWEEP_SCAN_BUDGET */
         bool over_budget;   /* not read to the end: taken for unreachable */
-        bool stale;         /* the pass after the lock took an input fd revoked before
-                     * off its list (proc_keep_own) */
+        /* The pass after the lock took an input fd revoked before off its
+         * list (proc_keep_own). */
+        bool stale;
         /* The rings P maps (sweep_reads_maps), bit I of RINGS_LISTED set once
          * an fd of ring I was found and its files listed; what is left is a
          * ring no scan reads (RING_GAP). */

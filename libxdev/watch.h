@@ -7,8 +7,10 @@
  * at a process, and what it holds is cut off. One that holds nothing
  * that look can see (a ring with neither fd nor mapping, a file it
  * received after the sweep) is killed when the access came after the
- * last change of holder, or else at its next access after the look:
- * marks the watch writes into its own queue tell which came after. */
+ * last change of holder, or else (or when it keeps an input fd revoked
+ * since, through which a read may be reported late) at its next access
+ * after the look: stamps the watch writes into its own queue tell which
+ * came after. */
 #pragma once
 
 #include <stdbool.h>
