@@ -461,7 +461,13 @@ static void stamp_read(struct xdev_watch *w, bool all) {
  * holder's change. */
 static void kill_hidden(struct xdev_watch *w, struct xdev_ctx *ctx, const struct wnode *n,
                         pid_t pid, int pidfd, uid_t uid, const char *did, bool looked) {
-        if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0) {
+        int r = (int) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+
+        /* no pidfd_send_signal (valgrind; a kernel with the watch has it):
+         * the pid is its process's while its pidfd says it lives */
+        if (r < 0 && errno == ENOSYS && pidfd_alive(pidfd))
+                r = kill(pid, SIGKILL);
+        if (r < 0) {
                 xdev_log(&ctx->log, LOG_ERR, "cannot kill pid %d, which %s \"%s\": %s", (int) pid,
                          did, n->path, strerror(errno));
                 return;
