@@ -158,8 +158,8 @@ int xdev_sweep_others(struct xdev_ctx *ctx, const struct xdev_sweep_defer *defer
 int xdev_others_cut_off(struct xdev_ctx *ctx, pid_t pid, struct xdev_sweep_counts *ret) {
         struct pid_list l = { &pid, 1 };
         struct xdev_procsrc src = { .pids_of = pid_list_of, .data = &l };
-        /* it touched a node: a ring of its with no fd left is no
-         * innocent's, as it is in a pass over everyone */
+        /* it touched a node: a ring of its with no fd left is taken for
+         * a hold, where a pass over everyone would spare it */
         struct xdev_sweep_opts look = { .others = true, .procs = &src, .all_maps = true };
 
         *ret = (struct xdev_sweep_counts) { 0 };

@@ -261,7 +261,8 @@ int xdev_watch_nodes(struct xdev_watch *w, struct xdev_ctx *ctx) {
                 w->stamp_said = true;
                 xdev_log(&ctx->log, LOG_WARNING,
                          "the watch on the input nodes cannot stamp its queue in \"%s\" (%s): "
-                         "it drops what the queue holds at a change of holder instead",
+                         "it drops what the queue holds at a change of holder and after a look "
+                         "instead",
                          ctx->statedir, strerror(-r));
         }
         w->system_uid_max =
